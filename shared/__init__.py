@@ -1,0 +1,1 @@
+"""ShiftStream's shared package: roster model, solvers' Python side, and service wiring."""

@@ -1,0 +1,1 @@
+"""The `shiftstream` command line."""

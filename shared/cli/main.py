@@ -1,0 +1,29 @@
+"""Entry point of the `shiftstream` console script.
+
+Each command group lives in its own module and registers itself on `app`; this file only
+assembles them, so commands for the roster core and for the job system grow independently.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="shiftstream",
+    help="Workforce roster solving: solve locally, or submit to and watch the ShiftStream services.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _register() -> None:
+    from shared.cli import jobs, roster
+
+    roster.register(app)
+    jobs.register(app)
+
+
+_register()
+
+if __name__ == "__main__":
+    app()

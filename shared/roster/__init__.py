@@ -1,0 +1,1 @@
+"""The roster domain: request/result models, compiled arrays, evaluator, greedy solver."""

@@ -1,0 +1,213 @@
+"""The compiled form of a request: dense numpy arrays, exactly as the C solver takes them.
+
+This module is the one place where the array layout is defined; `csolver/include/generetic.h`
+mirrors it field by field. Every array is C-contiguous, `int32` unless noted.
+
+Sizes: E employees, D days, S shift types, W weekends in the horizon.
+
+| array            | shape     | meaning |
+|------------------|-----------|---------|
+| `length`         | [S]       | shift length in minutes |
+| `forbidden`      | [S, S]    | uint8; `forbidden[a, b] = 1`: b may not be worked the day after a (explicit `cannot_follow` plus rest-derived) |
+| `max_shifts`     | [E, S]    | most shifts of type s for employee e; 0 = not eligible (skill missing or limit 0); no limit = D |
+| `min_minutes`    | [E]       | lower bound on total minutes (0 = none) |
+| `max_minutes`    | [E]       | upper bound on total minutes (no limit = D * 1440) |
+| `max_consec`     | [E]       | longest run of working days (no limit = D) |
+| `min_consec`     | [E]       | shortest run of working days (1 = none); runs touching day 0 or D-1 are exempt |
+| `min_off`        | [E]       | shortest run of days off (1 = none); runs touching day 0 or D-1 are exempt |
+| `max_weekends`   | [E]       | most worked weekends (no limit = W) |
+| `day_off`        | [E, D]    | uint8; 1 = the employee must not work that day |
+| `weekend`        | [D]       | weekend index of a Saturday or Sunday, -1 on weekdays |
+| `on_ptr`         | [E*D + 1] | CSR row pointers into `on_shift`/`on_weight` for cell e*D + d |
+| `on_shift`       | [R_on]    | requested shift index |
+| `on_weight`      | [R_on]    | penalty when the cell holds anything but that shift (a day off included) |
+| `off_ptr`        | [E*D + 1] | CSR row pointers into `off_shift`/`off_weight` |
+| `off_shift`      | [R_off]   | shift index the employee asked not to work |
+| `off_weight`     | [R_off]   | penalty when the cell holds exactly that shift |
+| `cover_req`      | [D, S]    | required number of employees on shift s, day d |
+| `cover_under`    | [D, S]    | penalty per missing employee |
+| `cover_over`     | [D, S]    | penalty per extra employee |
+
+A roster is `int32 [E, D]`: -1 for a day off, else the shift index. One shift per day per employee
+is therefore structural and cannot be broken.
+
+A weekend is a Saturday together with the Sunday after it; a horizon that starts on a Sunday or
+ends on a Saturday has a one-day weekend at that edge. Day 0 of every Curtois instance is a
+Monday, so there weekend k is days 7k+5 and 7k+6, exactly as FORMAT.md states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from shared.roster.model import SolveRequest
+
+I32 = npt.NDArray[np.int32]
+U8 = npt.NDArray[np.uint8]
+
+MINUTES_PER_DAY = 24 * 60
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    shift_ids: tuple[str, ...]
+    employee_ids: tuple[str, ...]
+    length: I32
+    forbidden: U8
+    max_shifts: I32
+    min_minutes: I32
+    max_minutes: I32
+    max_consec: I32
+    min_consec: I32
+    min_off: I32
+    max_weekends: I32
+    day_off: U8
+    weekend: I32
+    n_weekends: int
+    on_ptr: I32
+    on_shift: I32
+    on_weight: I32
+    off_ptr: I32
+    off_shift: I32
+    off_weight: I32
+    cover_req: I32
+    cover_under: I32
+    cover_over: I32
+
+    @property
+    def n_employees(self) -> int:
+        return len(self.employee_ids)
+
+    @property
+    def n_days(self) -> int:
+        return int(self.day_off.shape[1])
+
+    @property
+    def n_shifts(self) -> int:
+        return len(self.shift_ids)
+
+    def empty_roster(self) -> I32:
+        return np.full((self.n_employees, self.n_days), -1, dtype=np.int32)
+
+    def decode(self, roster: I32) -> list[list[str | None]]:
+        ids = self.shift_ids
+        return [[None if s < 0 else ids[s] for s in row] for row in roster.tolist()]
+
+    def encode(self, rows: list[list[str | None]]) -> I32:
+        """Shift ids per employee and day back to a roster array; unknown ids raise KeyError."""
+        index = {s: i for i, s in enumerate(self.shift_ids)}
+        roster = self.empty_roster()
+        for e, row in enumerate(rows):
+            for d, s in enumerate(row):
+                if s:
+                    roster[e, d] = index[s]
+        return roster
+
+
+def weekend_index(start_weekday: int, days: int) -> tuple[I32, int]:
+    """Weekend number of each day (-1 on weekdays) and the number of weekends."""
+    weekend = np.full(days, -1, dtype=np.int32)
+    week_to_index: dict[int, int] = {}
+    for d in range(days):
+        absolute = start_weekday + d  # 0 = the Monday of day 0's week
+        if absolute % 7 >= 5:
+            weekend[d] = week_to_index.setdefault(absolute // 7, len(week_to_index))
+    return weekend, len(week_to_index)
+
+
+def _csr(cells: list[list[tuple[int, int]]]) -> tuple[I32, I32, I32]:
+    ptr = np.zeros(len(cells) + 1, dtype=np.int32)
+    ptr[1:] = np.cumsum([len(c) for c in cells])
+    flat = [x for c in cells for x in c]
+    shift = np.array([s for s, _ in flat], dtype=np.int32)
+    weight = np.array([w for _, w in flat], dtype=np.int32)
+    return ptr, shift, weight
+
+
+def compile_request(req: SolveRequest) -> Problem:
+    days = req.horizon.days
+    shifts = req.shift_types
+    s_index = {s.id: i for i, s in enumerate(shifts)}
+    n_s, n_e = len(shifts), len(req.employees)
+
+    length = np.array([s.length_minutes for s in shifts], dtype=np.int32)
+    forbidden = np.zeros((n_s, n_s), dtype=np.uint8)
+    for a, st in enumerate(shifts):
+        for b in st.cannot_follow:
+            forbidden[a, s_index[b]] = 1
+    if req.min_rest_minutes is not None:
+        for a, sa in enumerate(shifts):
+            for b, sb in enumerate(shifts):
+                assert sa.start is not None and sb.start is not None  # checked by the model
+                end_a = sa.start.hour * 60 + sa.start.minute + sa.length_minutes
+                start_b = MINUTES_PER_DAY + sb.start.hour * 60 + sb.start.minute
+                if start_b - end_a < req.min_rest_minutes:
+                    forbidden[a, b] = 1
+
+    weekend, n_weekends = weekend_index(req.horizon.start_date.weekday(), days)
+
+    max_shifts = np.zeros((n_e, n_s), dtype=np.int32)
+    day_off = np.zeros((n_e, days), dtype=np.uint8)
+    on_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
+    off_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
+    for e, emp in enumerate(req.employees):
+        skills = set(emp.skills)
+        for s, st in enumerate(shifts):
+            if set(st.required_skills) <= skills:
+                max_shifts[e, s] = min(emp.max_shifts.get(st.id, days), days)
+        day_off[e, emp.days_off] = 1
+        for r in emp.shift_on_requests:
+            on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+        for r in emp.shift_off_requests:
+            off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+
+    def per_employee(values: list[int]) -> I32:
+        return np.array(values, dtype=np.int32)
+
+    emps = req.employees
+    no_minutes_limit = days * MINUTES_PER_DAY
+    cover_req = np.zeros((days, n_s), dtype=np.int32)
+    cover_under = np.zeros((days, n_s), dtype=np.int32)
+    cover_over = np.zeros((days, n_s), dtype=np.int32)
+    for c in req.cover:
+        s = s_index[c.shift]
+        cover_req[c.day, s] = c.required
+        cover_under[c.day, s] = c.under_weight
+        cover_over[c.day, s] = c.over_weight
+
+    on_ptr, on_shift, on_weight = _csr(on_cells)
+    off_ptr, off_shift, off_weight = _csr(off_cells)
+    return Problem(
+        shift_ids=tuple(s.id for s in shifts),
+        employee_ids=tuple(e.id for e in emps),
+        length=length,
+        forbidden=forbidden,
+        max_shifts=max_shifts,
+        min_minutes=per_employee([e.min_minutes for e in emps]),
+        max_minutes=per_employee(
+            [no_minutes_limit if e.max_minutes is None else min(e.max_minutes, no_minutes_limit)
+             for e in emps]
+        ),
+        max_consec=per_employee([min(e.max_consecutive_shifts, days) for e in emps]),
+        min_consec=per_employee([min(e.min_consecutive_shifts, days) for e in emps]),
+        min_off=per_employee([min(e.min_consecutive_days_off, days) for e in emps]),
+        max_weekends=per_employee(
+            [n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends)
+             for e in emps]
+        ),
+        day_off=day_off,
+        weekend=weekend,
+        n_weekends=n_weekends,
+        on_ptr=on_ptr,
+        on_shift=on_shift,
+        on_weight=on_weight,
+        off_ptr=off_ptr,
+        off_shift=off_shift,
+        off_weight=off_weight,
+        cover_req=cover_req,
+        cover_under=cover_under,
+        cover_over=cover_over,
+    )

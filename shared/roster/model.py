@@ -1,0 +1,280 @@
+"""Solve request v1 and result v1: the roster problem as the public contract states it.
+
+The request reads like the domain (a horizon, shift types, cover, employees with their labour
+rules and wishes). Curtois & Qu's benchmark is a strict subset: every field of its text format
+has a place here, so importing an instance loses nothing (see `shared.roster.curtois`).
+
+Validation that needs the whole request (unknown references, day indexes inside the horizon,
+size limits) lives in `model_validator`s so that a bad request fails with a message naming
+the field and the value, before anything is compiled or solved.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from shared.roster.limits import Limits
+
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64, strip_whitespace=True)]
+Weight = Annotated[int, Field(ge=0, le=1_000_000)]
+Minutes = Annotated[int, Field(ge=0, le=1_000_000)]
+
+# Consecutive-run bounds default to "no restriction"; 10_000 exceeds any allowed horizon.
+UNBOUNDED = 10_000
+
+
+class Implementation(StrEnum):
+    GENERETIC = "generetic"
+    GREEDY = "greedy"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Horizon(_Model):
+    """The planning period. Weekends follow the real weekday of `start_date`."""
+
+    start_date: dt.date = Field(
+        default=dt.date(2014, 1, 6),
+        description="Date of day 0 (Curtois instances start on Monday 2014-01-06).",
+    )
+    days: int = Field(ge=1, description="Number of days in the horizon.")
+
+
+class ShiftType(_Model):
+    id: Identifier
+    start: dt.time | None = Field(
+        default=None, description="Start time of day (HH:MM); needed for rest-derived successions."
+    )
+    length_minutes: int = Field(gt=0, le=24 * 60)
+    required_skills: list[Identifier] = Field(default_factory=list)
+    cannot_follow: list[Identifier] = Field(
+        default_factory=list,
+        description="Shift type ids that may not be worked on the day after this shift.",
+    )
+
+
+class Cover(_Model):
+    day: int = Field(ge=0)
+    shift: Identifier
+    required: int = Field(ge=0)
+    under_weight: Weight = 100
+    over_weight: Weight = 1
+
+
+class ShiftRequest(_Model):
+    day: int = Field(ge=0)
+    shift: Identifier
+    weight: Weight = 1
+
+
+class Employee(_Model):
+    id: Identifier
+    skills: list[Identifier] = Field(default_factory=list)
+    max_shifts: dict[Identifier, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict,
+        description="Per shift type id, the most shifts of that type; absent means no limit, "
+        "0 means never (Curtois encodes skills this way).",
+    )
+    min_minutes: Minutes = 0
+    max_minutes: Minutes | None = Field(default=None, description="None means no limit.")
+    max_consecutive_shifts: int = Field(default=UNBOUNDED, ge=1)
+    min_consecutive_shifts: int = Field(default=1, ge=1)
+    min_consecutive_days_off: int = Field(default=1, ge=1)
+    max_weekends: int | None = Field(default=None, ge=0, description="None means no limit.")
+    days_off: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, description="Day indexes the employee must not work."
+    )
+    shift_on_requests: list[ShiftRequest] = Field(default_factory=list)
+    shift_off_requests: list[ShiftRequest] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _bounds_are_possible(self) -> Employee:
+        if self.max_minutes is not None and self.min_minutes > self.max_minutes:
+            raise ValueError(
+                f"employee {self.id!r}: min_minutes {self.min_minutes} exceeds "
+                f"max_minutes {self.max_minutes}"
+            )
+        if self.min_consecutive_shifts > self.max_consecutive_shifts:
+            raise ValueError(
+                f"employee {self.id!r}: min_consecutive_shifts {self.min_consecutive_shifts} "
+                f"exceeds max_consecutive_shifts {self.max_consecutive_shifts}"
+            )
+        return self
+
+
+class SolverOptions(_Model):
+    implementation: Implementation = Implementation.GENERETIC
+    time_limit_seconds: float = Field(default=10.0, gt=0, le=3600)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+
+
+class SolveRequest(_Model):
+    """Solve request, public contract version 1."""
+
+    version: Literal[1] = 1
+    name: str | None = Field(default=None, max_length=200)
+    horizon: Horizon
+    min_rest_minutes: Minutes | None = Field(
+        default=None,
+        description="Minimum rest between the end of a shift and the start of the next day's "
+        "shift; successions that break it are forbidden (needs shift start times).",
+    )
+    shift_types: list[ShiftType] = Field(min_length=1)
+    cover: list[Cover] = Field(default_factory=list)
+    employees: list[Employee] = Field(min_length=1)
+    solver: SolverOptions = Field(default_factory=SolverOptions)
+
+    @field_validator("shift_types", "employees", mode="after")
+    @classmethod
+    def _ids_are_unique(cls, items: list[ShiftType] | list[Employee], info: ValidationInfo) -> list:  # type: ignore[type-arg]
+        dupes = [i for i, n in Counter(x.id for x in items).items() if n > 1]
+        if dupes:
+            raise ValueError(f"duplicate id {dupes[0]!r} in {info.field_name}")
+        return items
+
+    @model_validator(mode="after")
+    def _within_limits(self, info: ValidationInfo) -> SolveRequest:
+        limits = Limits.from_context(info.context)
+        checks = (
+            ("horizon.days", self.horizon.days, limits.max_days),
+            ("employees", len(self.employees), limits.max_employees),
+            ("shift_types", len(self.shift_types), limits.max_shift_types),
+        )
+        for field, value, limit in checks:
+            if value > limit:
+                raise ValueError(f"{field}: {value} is over the limit of {limit}")
+        return self
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> SolveRequest:
+        days = self.horizon.days
+        shift_ids = {s.id for s in self.shift_types}
+
+        def day_in_horizon(where: str, day: int) -> None:
+            if day >= days:
+                raise ValueError(f"{where}: day {day} is outside the horizon of {days} days")
+
+        def known_shift(where: str, shift: str) -> None:
+            if shift not in shift_ids:
+                raise ValueError(f"{where}: unknown shift type {shift!r}")
+
+        for i, st in enumerate(self.shift_types):
+            for follower in st.cannot_follow:
+                known_shift(f"shift_types[{i}].cannot_follow", follower)
+        if self.min_rest_minutes is not None:
+            missing = [s.id for s in self.shift_types if s.start is None]
+            if missing:
+                raise ValueError(
+                    f"min_rest_minutes needs a start time on every shift type; "
+                    f"shift_types {missing[0]!r} has none"
+                )
+        seen_cover: set[tuple[int, str]] = set()
+        for i, c in enumerate(self.cover):
+            day_in_horizon(f"cover[{i}].day", c.day)
+            known_shift(f"cover[{i}].shift", c.shift)
+            if (c.day, c.shift) in seen_cover:
+                raise ValueError(f"cover[{i}]: duplicate cover for day {c.day} shift {c.shift!r}")
+            seen_cover.add((c.day, c.shift))
+        for i, e in enumerate(self.employees):
+            where = f"employees[{i}] ({e.id!r})"
+            for shift in e.max_shifts:
+                known_shift(f"{where}.max_shifts", shift)
+            for day in e.days_off:
+                day_in_horizon(f"{where}.days_off", day)
+            for kind in ("shift_on_requests", "shift_off_requests"):
+                for j, r in enumerate(getattr(e, kind)):
+                    day_in_horizon(f"{where}.{kind}[{j}].day", r.day)
+                    known_shift(f"{where}.{kind}[{j}].shift", r.shift)
+        return self
+
+
+# ---------------------------------------------------------------------------- result v1
+
+
+class Score(_Model):
+    hard_violations: int = Field(description="Number of broken hard-rule instances; 0 = feasible.")
+    penalty: int = Field(description="Soft penalty (the Curtois objective).")
+
+    @property
+    def feasible(self) -> bool:
+        return self.hard_violations == 0
+
+
+class ConstraintMatch(_Model):
+    """One reason for points: which rule, which employee, which days, how much."""
+
+    rule: str
+    employee: str | None = None
+    days: list[int] = Field(default_factory=list)
+    shift: str | None = None
+    hard_violations: int = 0
+    penalty: int = 0
+    message: str
+
+
+class RuleScore(_Model):
+    rule: str
+    hard: bool
+    hard_violations: int
+    penalty: int
+    matches: list[ConstraintMatch]
+
+
+class EmployeeScore(_Model):
+    employee: str
+    hard_violations: int
+    penalty: int
+    minutes: int
+    shifts: int
+
+
+class Uncovered(_Model):
+    day: int
+    shift: str
+    required: int
+    assigned: int
+
+
+class SolverStats(_Model):
+    implementation: Implementation
+    seed: int
+    time_ms: float
+    iterations: int = 0
+    evaluations: int = 0
+    time_to_first_feasible_ms: float | None = None
+    time_to_best_ms: float | None = None
+    cancelled: bool = False
+    timed_out: bool = False
+
+
+class EmployeeRoster(_Model):
+    employee: str
+    shifts: list[str | None] = Field(description="Shift type id per day, null for a day off.")
+
+
+class SolveResult(_Model):
+    """Solve result, public contract version 1."""
+
+    version: Literal[1] = 1
+    assignments: list[EmployeeRoster]
+    score: Score
+    feasible: bool
+    breakdown: list[RuleScore]
+    employees: list[EmployeeScore]
+    uncovered: list[Uncovered]
+    stats: SolverStats
