@@ -3,24 +3,26 @@
 This module is the one place where the array layout is defined; `csolver/include/generetic.h`
 mirrors it field by field. Every array is C-contiguous, `int32` unless noted.
 
-Sizes: E employees, D days, S shift types, W weekends in the horizon.
+Sizes: E employees, D days, S shift types, W weekends in the horizon. Eligibility (skills) is
+folded into `max_shifts`: a shift type whose required skills the employee lacks gets 0. The
+edge runs exempt from the minimum-run rules are those touching day 0 or day D-1.
 
 | array            | shape     | meaning |
 |------------------|-----------|---------|
 | `length`         | [S]       | shift length in minutes |
-| `forbidden`      | [S, S]    | uint8; `forbidden[a, b] = 1`: b may not be worked the day after a (explicit `cannot_follow` plus rest-derived) |
-| `max_shifts`     | [E, S]    | most shifts of type s for employee e; 0 = not eligible (skill missing or limit 0); no limit = D |
+| `forbidden`      | [S, S]    | uint8; 1 = b may not follow a the next day (explicit + rest) |
+| `max_shifts`     | [E, S]    | most shifts of type s; 0 = not eligible; no limit = D |
 | `min_minutes`    | [E]       | lower bound on total minutes (0 = none) |
 | `max_minutes`    | [E]       | upper bound on total minutes (no limit = D * 1440) |
 | `max_consec`     | [E]       | longest run of working days (no limit = D) |
-| `min_consec`     | [E]       | shortest run of working days (1 = none); runs touching day 0 or D-1 are exempt |
-| `min_off`        | [E]       | shortest run of days off (1 = none); runs touching day 0 or D-1 are exempt |
+| `min_consec`     | [E]       | shortest run of working days (1 = none), edge runs exempt |
+| `min_off`        | [E]       | shortest run of days off (1 = none), edge runs exempt |
 | `max_weekends`   | [E]       | most worked weekends (no limit = W) |
 | `day_off`        | [E, D]    | uint8; 1 = the employee must not work that day |
 | `weekend`        | [D]       | weekend index of a Saturday or Sunday, -1 on weekdays |
 | `on_ptr`         | [E*D + 1] | CSR row pointers into `on_shift`/`on_weight` for cell e*D + d |
 | `on_shift`       | [R_on]    | requested shift index |
-| `on_weight`      | [R_on]    | penalty when the cell holds anything but that shift (a day off included) |
+| `on_weight`      | [R_on]    | penalty when the cell holds anything else (day off too) |
 | `off_ptr`        | [E*D + 1] | CSR row pointers into `off_shift`/`off_weight` |
 | `off_shift`      | [R_off]   | shift index the employee asked not to work |
 | `off_weight`     | [R_off]   | penalty when the cell holds exactly that shift |
@@ -136,8 +138,8 @@ def compile_request(req: SolveRequest) -> Problem:
     length = np.array([s.length_minutes for s in shifts], dtype=np.int32)
     forbidden = np.zeros((n_s, n_s), dtype=np.uint8)
     for a, st in enumerate(shifts):
-        for b in st.cannot_follow:
-            forbidden[a, s_index[b]] = 1
+        for follower in st.cannot_follow:
+            forbidden[a, s_index[follower]] = 1
     if req.min_rest_minutes is not None:
         for a, sa in enumerate(shifts):
             for b, sb in enumerate(shifts):
@@ -173,10 +175,10 @@ def compile_request(req: SolveRequest) -> Problem:
     cover_under = np.zeros((days, n_s), dtype=np.int32)
     cover_over = np.zeros((days, n_s), dtype=np.int32)
     for c in req.cover:
-        s = s_index[c.shift]
-        cover_req[c.day, s] = c.required
-        cover_under[c.day, s] = c.under_weight
-        cover_over[c.day, s] = c.over_weight
+        col = s_index[c.shift]
+        cover_req[c.day, col] = c.required
+        cover_under[c.day, col] = c.under_weight
+        cover_over[c.day, col] = c.over_weight
 
     on_ptr, on_shift, on_weight = _csr(on_cells)
     off_ptr, off_shift, off_weight = _csr(off_cells)

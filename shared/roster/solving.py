@@ -76,10 +76,11 @@ def get_solver(implementation: Implementation) -> Solver:
 
         return solve_greedy
     try:
-        from csolver import solve_generetic
+        import csolver
     except ImportError as err:  # a broken build must not take the greedy path down with it
         raise SolverUnavailable(f"generetic solver unavailable: {err}") from err
-    return solve_generetic
+    solver: Solver = csolver.solve_generetic
+    return solver
 
 
 def solve_request(
