@@ -1,0 +1,488 @@
+"""The greedy fallback solver: pure Python + numpy, a roster in milliseconds, no search budget.
+
+It is what runs when the C solver is unavailable, so it favours robustness over quality:
+
+1. Fill the cover cells (day, shift) that have the fewest eligible, available employees per
+   required head first, one head at a time, only with assignments that keep every hard rule
+   that can be checked locally (eligibility and MaxShifts, fixed days off, rotation with both
+   neighbours, max minutes, max consecutive, min days off between runs, max weekends).
+2. Give employees below their minimum minutes more shifts, preferring days that extend a run
+   (which also helps the minimum run length) and cells still under cover.
+3. Repair what is left (too-short runs, minutes) per employee with single-cell changes chosen
+   on a graded violation measure, so that a move that halves a shortfall counts as progress.
+
+The hard-violation count it reports through `control.progress` comes from the evaluator, not
+from the measure used here: the two agree on zero but count differently.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from shared.roster.compiled import I32, Problem
+from shared.roster.solving import SolveControl, SolverRun
+
+OFF = -1
+# Repair rounds are bounded by count, not by time, so a seed always gives the same roster.
+REPAIR_ROUNDS_PER_EMPLOYEE = 12
+BROKEN = 1000
+
+
+@dataclass
+class _State:
+    """The compiled problem as Python lists (fast scalar access) plus running tallies."""
+
+    p: Problem
+    roster: list[list[int]]
+    count: list[list[int]]  # [E][S] shifts of each type
+    minutes: list[int]
+    weekend_days: list[list[int]]  # [E][W] worked days in each weekend
+    z: list[list[int]]  # [D][S] cover
+    evaluations: int = 0
+
+    @classmethod
+    def start(cls, p: Problem) -> _State:
+        e, d, s = p.n_employees, p.n_days, p.n_shifts
+        return cls(
+            p=p,
+            roster=[[OFF] * d for _ in range(e)],
+            count=[[0] * s for _ in range(e)],
+            minutes=[0] * e,
+            weekend_days=[[0] * max(p.n_weekends, 1) for _ in range(e)],
+            z=[[0] * s for _ in range(d)],
+        )
+
+
+class Greedy:
+    def __init__(self, p: Problem, seed: int, control: SolveControl) -> None:
+        self.p = p
+        self.control = control
+        self.rng = np.random.default_rng(seed)
+        self.E, self.D, self.S = p.n_employees, p.n_days, p.n_shifts
+        self.length = p.length.tolist()
+        self.min_len = max(1, min(self.length))
+        self.forbidden = p.forbidden.astype(bool).tolist()
+        self.max_shifts = p.max_shifts.tolist()
+        self.min_minutes = p.min_minutes.tolist()
+        self.max_minutes = p.max_minutes.tolist()
+        self.max_consec = p.max_consec.tolist()
+        self.min_consec = p.min_consec.tolist()
+        self.min_off = p.min_off.tolist()
+        self.max_weekends = p.max_weekends.tolist()
+        self.day_off = p.day_off.astype(bool).tolist()
+        self.weekend = p.weekend.tolist()
+        self.req = p.cover_req.tolist()
+        self.under = p.cover_under.tolist()
+        self.over = p.cover_over.tolist()
+        # Request weights per cell: on[e][d] = {shift: weight}, same for off.
+        self.on: list[list[dict[int, int]]] = self._requests(p.on_ptr, p.on_shift, p.on_weight)
+        self.off: list[list[dict[int, int]]] = self._requests(
+            p.off_ptr, p.off_shift, p.off_weight
+        )
+        # Random tie-breaks, fixed per employee so the run is reproducible for a seed.
+        self.jitter = self.rng.random(self.E).tolist()
+        self.st = _State.start(p)
+
+    def _requests(self, ptr: I32, shift: I32, weight: I32) -> list[list[dict[int, int]]]:
+        out: list[list[dict[int, int]]] = [[{} for _ in range(self.D)] for _ in range(self.E)]
+        ptr_l, shift_l, weight_l = ptr.tolist(), shift.tolist(), weight.tolist()
+        for cell in range(self.E * self.D):
+            for k in range(ptr_l[cell], ptr_l[cell + 1]):
+                e, d = divmod(cell, self.D)
+                out[e][d][shift_l[k]] = out[e][d].get(shift_l[k], 0) + weight_l[k]
+        return out
+
+    # ------------------------------------------------------------------ moves and tallies
+
+    def set(self, e: int, d: int, s: int) -> None:
+        st = self.st
+        old = st.roster[e][d]
+        if old == s:
+            return
+        w = self.weekend[d]
+        if old >= 0:
+            st.count[e][old] -= 1
+            st.minutes[e] -= self.length[old]
+            st.z[d][old] -= 1
+            if w >= 0:
+                st.weekend_days[e][w] -= 1
+        if s >= 0:
+            st.count[e][s] += 1
+            st.minutes[e] += self.length[s]
+            st.z[d][s] += 1
+            if w >= 0:
+                st.weekend_days[e][w] += 1
+        st.roster[e][d] = s
+
+    def cell_penalty_delta(self, e: int, d: int, s: int) -> int:
+        """Soft penalty change of putting s (or OFF) in cell (e, d)."""
+        old = self.st.roster[e][d]
+        if old == s:
+            return 0
+        z = self.st.z[d]
+        delta = 0
+        if old >= 0:
+            delta += self.under[d][old] if z[old] <= self.req[d][old] else -self.over[d][old]
+            delta -= self.off[e][d].get(old, 0)
+        if s >= 0:
+            delta += -self.under[d][s] if z[s] < self.req[d][s] else self.over[d][s]
+            delta += self.off[e][d].get(s, 0)
+        on = self.on[e][d]
+        if on:
+            delta += sum(w for t, w in on.items() if t != s) - sum(
+                w for t, w in on.items() if t != old
+            )
+        return delta
+
+    def can_add(self, e: int, d: int, s: int) -> bool:
+        """Whether (e, d) may take shift s without breaking a locally checkable hard rule."""
+        st = self.st
+        row = st.roster[e]
+        if row[d] != OFF or self.day_off[e][d]:
+            return False
+        if st.count[e][s] >= self.max_shifts[e][s]:
+            return False
+        if st.minutes[e] + self.length[s] > self.max_minutes[e]:
+            return False
+        if d > 0 and row[d - 1] >= 0 and self.forbidden[row[d - 1]][s]:
+            return False
+        if d + 1 < self.D and row[d + 1] >= 0 and self.forbidden[s][row[d + 1]]:
+            return False
+        w = self.weekend[d]
+        if w >= 0 and st.weekend_days[e][w] == 0:
+            worked = sum(1 for x in st.weekend_days[e] if x > 0)
+            if worked + 1 > self.max_weekends[e]:
+                return False
+        left = d
+        while left > 0 and row[left - 1] >= 0:
+            left -= 1
+        right = d
+        while right + 1 < self.D and row[right + 1] >= 0:
+            right += 1
+        if right - left + 1 > self.max_consec[e]:
+            return False
+        min_off = self.min_off[e]
+        if min_off > 1:
+            # The day-off gaps this assignment leaves on either side must stay long enough
+            # (gaps touching a horizon edge are exempt).
+            gap_end = left - 1
+            g = gap_end
+            while g >= 0 and row[g] == OFF:
+                g -= 1
+            if g >= 0 and 0 < gap_end - g < min_off:
+                return False
+            gap_start = right + 1
+            g = gap_start
+            while g < self.D and row[g] == OFF:
+                g += 1
+            if g < self.D and 0 < g - gap_start < min_off:
+                return False
+        return True
+
+    def run_bonus(self, e: int, d: int) -> int:
+        """How much working day d helps this employee's runs: joining a run is worth more while
+        the run is still shorter than the minimum."""
+        row = self.st.roster[e]
+        joined = 0
+        if d > 0 and row[d - 1] >= 0:
+            joined += 1
+        if d + 1 < self.D and row[d + 1] >= 0:
+            joined += 1
+        if not joined:
+            return 0
+        left = d
+        while left > 0 and row[left - 1] >= 0:
+            left -= 1
+        right = d
+        while right + 1 < self.D and row[right + 1] >= 0:
+            right += 1
+        short = (right - left) < self.min_consec[e]
+        return 3 if short else 1
+
+    def weekend_bonus(self, e: int, d: int) -> int:
+        """Working the other half of a weekend already worked costs no weekend allowance."""
+        w = self.weekend[d]
+        if w < 0:
+            return 0
+        return 2 if self.st.weekend_days[e][w] > 0 else -1
+
+    def run_bounds(self, e: int, d: int) -> tuple[int, int]:
+        row = self.st.roster[e]
+        left = d
+        while left > 0 and row[left - 1] >= 0:
+            left -= 1
+        right = d
+        while right + 1 < self.D and row[right + 1] >= 0:
+            right += 1
+        return left, right
+
+    # ------------------------------------------------------------------ phase 1: cover
+
+    def fill_cover(self) -> None:
+        cells = []
+        for d in range(self.D):
+            for s in range(self.S):
+                need = self.req[d][s]
+                if need <= 0:
+                    continue
+                avail = sum(
+                    1
+                    for e in range(self.E)
+                    if self.max_shifts[e][s] > 0 and not self.day_off[e][d]
+                )
+                cells.append((avail / need, float(self.rng.random()), d, s))
+        cells.sort()
+        for _, _, d, s in cells:
+            for _ in range(self.req[d][s] - self.st.z[d][s]):
+                if self.control.cancel.is_set():
+                    return
+                best = self.pick(d, s)
+                if best < 0:
+                    break
+                self.set(best, d, s)
+
+    def pick(self, d: int, s: int) -> int:
+        best, best_key = -1, (0.0,)
+        remaining_days = self.D - d
+        for e in range(self.E):
+            if not self.can_add(e, d, s):
+                continue
+            deficit = max(0, self.min_minutes[e] - self.st.minutes[e]) / self.min_len
+            wish = self.on[e][d].get(s, 0) * 4 - self.off[e][d].get(s, 0) * 4
+            if self.on[e][d] and s not in self.on[e][d]:
+                wish -= 2
+            # Capacity left relative to the horizon: spread work over those who can take it.
+            room = (self.max_minutes[e] - self.st.minutes[e]) / (self.length[s] * remaining_days)
+            key = (
+                wish
+                + 3 * self.run_bonus(e, d)
+                + self.weekend_bonus(e, d)
+                + min(deficit, 8)
+                + min(room, 1.0),
+                self.jitter[e],
+            )
+            if best < 0 or key > best_key:
+                best, best_key = e, key
+        return best
+
+    # ------------------------------------------------------------------ phase 2: runs
+
+    def fix_short_runs(self) -> None:
+        """Extend working runs shorter than the minimum; drop the ones that cannot grow."""
+        for e in range(self.E):
+            need = self.min_consec[e]
+            if need <= 1:
+                continue
+            d = 1
+            while d < self.D:
+                row = self.st.roster[e]
+                if row[d] < 0 or row[d - 1] >= 0:
+                    d += 1
+                    continue
+                left, right = self.run_bounds(e, d)
+                while right - left + 1 < need and right < self.D - 1:
+                    grown = self.grow(e, left, right)
+                    if grown is None:
+                        break
+                    left, right = grown
+                if right - left + 1 < need and right < self.D - 1:
+                    for x in range(left, right + 1):
+                        self.set(e, x, OFF)
+                d = right + 1
+
+    def grow(self, e: int, left: int, right: int) -> tuple[int, int] | None:
+        best: tuple[int, int] | None = None
+        best_pen = 0
+        for x in (right + 1, left - 1):
+            if not 0 <= x < self.D:
+                continue
+            for s in range(self.S):
+                if self.can_add(e, x, s):
+                    pen = self.cell_penalty_delta(e, x, s)
+                    if best is None or pen < best_pen:
+                        best, best_pen = (x, s), pen
+        if best is None:
+            return None
+        self.set(e, best[0], best[1])
+        return self.run_bounds(e, left if best[0] > left else best[0])
+
+    # ------------------------------------------------------------------ phase 3: minutes
+
+    def fill_minutes(self) -> None:
+        order = sorted(range(self.E), key=lambda e: (self.st.minutes[e] - self.min_minutes[e]))
+        for e in order:
+            while self.st.minutes[e] < self.min_minutes[e]:
+                if self.control.cancel.is_set():
+                    return
+                best, best_key = None, (0,)
+                for d in range(self.D):
+                    if self.st.roster[e][d] != OFF:
+                        continue
+                    for s in range(self.S):
+                        if not self.can_add(e, d, s):
+                            continue
+                        key = (-self.cell_penalty_delta(e, d, s) + 20 * self.run_bonus(e, d),)
+                        if best is None or key > best_key:
+                            best, best_key = (d, s), key
+                if best is None:
+                    break
+                self.set(e, best[0], best[1])
+
+    # ------------------------------------------------------------------ phase 4: repair
+
+    def row_violations(self, e: int, row: list[int]) -> int:
+        """A graded violation measure of one row: 0 iff the row breaks no hard rule, otherwise
+        the number of broken rule instances (scaled by BROKEN, so a repair never trades one broken
+        rule for two) plus how far each is from holding, so repairs can make progress."""
+        self.st.evaluations += 1
+        D = self.D
+        h = 0
+        count = [0] * self.S
+        minutes = 0
+        max_c, min_c, min_off = self.max_consec[e], self.min_consec[e], self.min_off[e]
+        forbidden, length, day_off = self.forbidden, self.length, self.day_off[e]
+        prev = OFF
+        run = 0
+        run_start = 0
+        off_run = 0
+        off_start = 0
+        for d in range(D):
+            s = row[d]
+            if s >= 0:
+                if day_off[d]:
+                    h += BROKEN + 1
+                count[s] += 1
+                minutes += length[s]
+                if prev >= 0 and forbidden[prev][s]:
+                    h += BROKEN + 1
+                if run == 0:
+                    if 0 < off_start and off_run < min_off:
+                        h += BROKEN + min_off - off_run
+                    run_start = d
+                run += 1
+                off_run = 0
+            else:
+                if run:
+                    if run > max_c:
+                        h += BROKEN + run - max_c
+                    if run < min_c and run_start > 0:
+                        h += BROKEN + min_c - run
+                    run = 0
+                if off_run == 0:
+                    off_start = d
+                off_run += 1
+            prev = s
+        if run > max_c:
+            h += BROKEN + run - max_c
+        for s in range(self.S):
+            if count[s] > self.max_shifts[e][s]:
+                h += BROKEN + count[s] - self.max_shifts[e][s]
+        if minutes > self.max_minutes[e]:
+            h += BROKEN + -(-(minutes - self.max_minutes[e]) // self.min_len)
+        if minutes < self.min_minutes[e]:
+            h += BROKEN + -(-(self.min_minutes[e] - minutes) // self.min_len)
+        if self.p.n_weekends:
+            worked = {self.weekend[d] for d in range(D) if self.weekend[d] >= 0 and row[d] >= 0}
+            if len(worked) > self.max_weekends[e]:
+                h += BROKEN + len(worked) - self.max_weekends[e]
+        return h
+
+    def repair(self) -> None:
+        for e in range(self.E):
+            for _ in range(REPAIR_ROUNDS_PER_EMPLOYEE):
+                if self.control.cancel.is_set():
+                    return
+                row = self.st.roster[e]
+                current = self.row_violations(e, row)
+                if current == 0:
+                    break
+                move = self.best_move(e, row, current)
+                if move is None:
+                    break
+                for d, s in move:
+                    self.set(e, d, s)
+
+    def moves(self, e: int, row: list[int]) -> Iterator[list[list[tuple[int, int]]]]:
+        """Candidate row changes in tiers of growing cost: blocks of 1, 2 and 3 days set to one
+        value, then moving one shift to another day (which fixes minutes and runs that no
+        block can, when the row is hemmed in by its own pattern)."""
+        options = [OFF, *[s for s in range(self.S) if self.max_shifts[e][s] > 0]]
+        free = [not x for x in self.day_off[e]]
+        for width in (1, 2, 3):
+            tier = []
+            for d in range(self.D - width + 1):
+                span = range(d, d + width)
+                for s in options:
+                    if all(row[x] == s for x in span):
+                        continue
+                    if s >= 0 and not all(free[x] for x in span):
+                        continue
+                    tier.append([(x, s) for x in span])
+            yield tier
+        worked = [d for d in range(self.D) if row[d] >= 0]
+        idle = [d for d in range(self.D) if row[d] < 0 and free[d]]
+        yield [[(a, OFF), (b, row[a])] for a in worked for b in idle]
+
+    def best_move(self, e: int, row: list[int], current: int) -> list[tuple[int, int]] | None:
+        """The candidate change that lowers the row's violation measure most, from the
+        cheapest tier that has one; the soft penalty breaks ties."""
+        trial = list(row)
+        for tier in self.moves(e, row):
+            best: list[tuple[int, int]] | None = None
+            best_key = (current, 0)
+            for change in tier:
+                for x, s in change:
+                    trial[x] = s
+                h = self.row_violations(e, trial)
+                for x, _ in change:
+                    trial[x] = row[x]
+                if h >= current or h > best_key[0]:
+                    continue
+                pen = self.change_penalty(e, change)
+                if best is None or (h, pen) < best_key:
+                    best, best_key = change, (h, pen)
+            if best is not None:
+                return best
+        return None
+
+    def change_penalty(self, e: int, change: list[tuple[int, int]]) -> int:
+        # Cells of one row lie on distinct days, so their cover effects are independent.
+        return sum(self.cell_penalty_delta(e, x, s) for x, s in change)
+
+    def roster(self) -> I32:
+        return np.array(self.st.roster, dtype=np.int32).reshape(self.E, self.D)
+
+
+def solve_greedy(
+    problem: Problem, *, time_limit: float, seed: int, control: SolveControl
+) -> SolverRun:
+    from shared.roster.evaluator import evaluate
+
+    started = time.perf_counter()
+    g = Greedy(problem, seed, control)
+    g.fill_cover()
+    g.fix_short_runs()
+    g.fill_minutes()
+    g.fix_short_runs()
+    g.repair()
+    roster = g.roster()
+    score = evaluate(problem, roster)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    progress = control.progress
+    progress.best_hard = score.hard_violations
+    progress.best_penalty = score.penalty
+    progress.evaluations = g.st.evaluations + 1
+    cancelled = control.cancel.is_set()
+    return SolverRun(
+        roster=roster,
+        iterations=1,
+        evaluations=g.st.evaluations + 1,
+        time_to_first_feasible_ms=elapsed_ms if score.hard_violations == 0 else None,
+        time_to_best_ms=elapsed_ms,
+        cancelled=cancelled,
+        timed_out=elapsed_ms / 1000 > time_limit,
+    )
