@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -93,13 +93,8 @@ class _Line:
         return n
 
 
-@dataclass
-class _Sections:
-    body: dict[str, list[_Line]] = field(default_factory=dict)
-
-
-def _split_sections(text: str) -> _Sections:
-    out = _Sections()
+def _split_sections(text: str) -> dict[str, list[_Line]]:
+    out: dict[str, list[_Line]] = {}
     current: list[_Line] | None = None
     expected = iter(SECTIONS)
     for no, raw in enumerate(text.replace("\r", "").split("\n"), start=1):
@@ -111,12 +106,12 @@ def _split_sections(text: str) -> _Sections:
             if line != want:
                 hint = f"expected {want}" if want else "no more sections expected"
                 raise CurtoisFormatError(f"unexpected section header, {hint}", no, line)
-            current = out.body[line] = []
+            current = out[line] = []
             continue
         if current is None:
             raise CurtoisFormatError("data before the first section header", no, line)
         current.append(_Line(no, line))
-    missing = [s for s in SECTIONS if s not in out.body]
+    missing = [s for s in SECTIONS if s not in out]
     if missing:
         raise CurtoisFormatError(f"missing section {missing[0]}")
     return out
@@ -138,7 +133,7 @@ def _requests(
 
 
 def parse_curtois(text: str, name: str | None = None) -> SolveRequest:
-    sec = _split_sections(text).body
+    sec = _split_sections(text)
 
     horizon = sec["SECTION_HORIZON"]
     if len(horizon) != 1:
@@ -158,11 +153,11 @@ def parse_curtois(text: str, name: str | None = None) -> SolveRequest:
         raw_shifts.append((ln, sid, ln.int("length", length, minimum=1), cannot))
     shift_ids = {sid for _, sid, _, _ in raw_shifts}
     shift_types: list[ShiftType] = []
-    for ln, sid, length, cannot in raw_shifts:
+    for ln, sid, minutes, cannot in raw_shifts:
         for s in cannot:
             if s not in shift_ids:
                 raise CurtoisFormatError(f"unknown shift {s!r} in cannot-follow", ln.no, ln.text)
-        shift_types.append(ShiftType(id=sid, length_minutes=length, cannot_follow=cannot))
+        shift_types.append(ShiftType(id=sid, length_minutes=minutes, cannot_follow=cannot))
 
     staff: list[dict[str, object]] = []
     emp_index: dict[str, int] = {}
@@ -267,16 +262,16 @@ def roster_to_tsv(problem_or_request: Problem | SolveRequest, roster: I32) -> st
     """The official validator's layout: one tab-separated row per employee, empty = day off."""
     shift_ids, employee_ids = _ids(problem_or_request)
     if roster.ndim != 2 or roster.shape[0] != len(employee_ids):
-        raise ValueError(f"roster shape {roster.shape} does not match {len(employee_ids)} employees")
+        raise ValueError(
+            f"roster shape {roster.shape} does not match {len(employee_ids)} employees"
+        )
     rows = ("\t".join("" if s < 0 else shift_ids[s] for s in row) for row in roster.tolist())
     return "".join(r + "\n" for r in rows)
 
 
 def roster_from_tsv(text: str, problem: Problem | SolveRequest) -> I32:
     shift_ids, employee_ids = _ids(problem)
-    days = (
-        problem.n_days if isinstance(problem, Problem) else problem.horizon.days
-    )
+    days = problem.n_days if isinstance(problem, Problem) else problem.horizon.days
     index = {s: i for i, s in enumerate(shift_ids)}
     lines = text.replace("\r", "").split("\n")
     while lines and lines[-1].strip() == "":

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ OFF = -1
 # Repair rounds are bounded by count, not by time, so a seed always gives the same roster.
 REPAIR_ROUNDS_PER_EMPLOYEE = 12
 BROKEN = 1000
+BEAM_WIDTH = 64
 
 
 @dataclass
@@ -80,9 +82,7 @@ class Greedy:
         self.over = p.cover_over.tolist()
         # Request weights per cell: on[e][d] = {shift: weight}, same for off.
         self.on: list[list[dict[int, int]]] = self._requests(p.on_ptr, p.on_shift, p.on_weight)
-        self.off: list[list[dict[int, int]]] = self._requests(
-            p.off_ptr, p.off_shift, p.off_weight
-        )
+        self.off: list[list[dict[int, int]]] = self._requests(p.off_ptr, p.off_shift, p.off_weight)
         # Random tie-breaks, fixed per employee so the run is reproducible for a seed.
         self.jitter = self.rng.random(self.E).tolist()
         self.st = _State.start(p)
@@ -230,9 +230,7 @@ class Greedy:
                 if need <= 0:
                     continue
                 avail = sum(
-                    1
-                    for e in range(self.E)
-                    if self.max_shifts[e][s] > 0 and not self.day_off[e][d]
+                    1 for e in range(self.E) if self.max_shifts[e][s] > 0 and not self.day_off[e][d]
                 )
                 cells.append((avail / need, float(self.rng.random()), d, s))
         cells.sort()
@@ -246,7 +244,7 @@ class Greedy:
                 self.set(best, d, s)
 
     def pick(self, d: int, s: int) -> int:
-        best, best_key = -1, (0.0,)
+        best, best_key = -1, (0.0, 0.0)
         remaining_days = self.D - d
         for e in range(self.E):
             if not self.can_add(e, d, s):
@@ -313,7 +311,7 @@ class Greedy:
     # ------------------------------------------------------------------ phase 3: minutes
 
     def fill_minutes(self) -> None:
-        order = sorted(range(self.E), key=lambda e: (self.st.minutes[e] - self.min_minutes[e]))
+        order = sorted(range(self.E), key=lambda e: self.st.minutes[e] - self.min_minutes[e])
         for e in order:
             while self.st.minutes[e] < self.min_minutes[e]:
                 if self.control.cancel.is_set():
@@ -360,7 +358,7 @@ class Greedy:
                 if prev >= 0 and forbidden[prev][s]:
                     h += BROKEN + 1
                 if run == 0:
-                    if 0 < off_start and off_run < min_off:
+                    if off_start > 0 and off_run < min_off:
                         h += BROKEN + min_off - off_run
                     run_start = d
                 run += 1
@@ -405,6 +403,11 @@ class Greedy:
                     break
                 for d, s in move:
                     self.set(e, d, s)
+            current = self.row_violations(e, self.st.roster[e])
+            for width in (BEAM_WIDTH, 4 * BEAM_WIDTH):
+                if current == 0 or self.control.cancel.is_set():
+                    break
+                current = self.replan(e, current, width)
 
     def moves(self, e: int, row: list[int]) -> Iterator[list[list[tuple[int, int]]]]:
         """Candidate row changes in tiers of growing cost: blocks of 1, 2 and 3 days set to one
@@ -452,6 +455,135 @@ class Greedy:
     def change_penalty(self, e: int, change: list[tuple[int, int]]) -> int:
         # Cells of one row lie on distinct days, so their cover effects are independent.
         return sum(self.cell_penalty_delta(e, x, s) for x, s in change)
+
+    # ------------------------------------------------------------------ row re-planning
+
+    def replan(self, e: int, current: int, width: int) -> int:
+        """Plan the employee's row afresh with a beam search over days that keeps every hard
+        rule, against the cover the others leave; keep it only if it is better."""
+        old = list(self.st.roster[e])
+        for d in range(self.D):
+            self.set(e, d, OFF)
+        row = self.beam_row(e, width)
+        better = row is not None and self.row_violations(e, row) < current
+        chosen = row if row is not None and better else old
+        for d in range(self.D):
+            self.set(e, d, chosen[d])
+        return self.row_violations(e, chosen)
+
+    def beam_row(self, e: int, width: int) -> list[int] | None:
+        D, S = self.D, self.S
+        length, forbidden = self.length, self.forbidden
+        max_s, day_off = self.max_shifts[e], self.day_off[e]
+        max_m, min_m = self.max_minutes[e], self.min_minutes[e]
+        max_c, min_c, min_off, max_w = (
+            self.max_consec[e],
+            self.min_consec[e],
+            self.min_off[e],
+            self.max_weekends[e],
+        )
+        eligible = [s for s in range(S) if max_s[s] > 0]
+        # Until the minimum minutes are reached, working dominates any cover consideration:
+        # a row that misses them is infeasible whatever it covers.
+        need_weight = 10 * max(max(max(r) for r in self.under), 1)
+        # state: (score, last, run, run_inner, off, off_inner, minutes, weekends, last_w,
+        #         counts, path)
+        State = tuple[float, int, int, bool, int, bool, int, int, int, tuple[int, ...], object]
+        beam: list[State] = [(0.0, OFF, 0, False, 0, False, 0, 0, -1, (0,) * S, None)]
+        for d in range(D):
+            z, req = self.st.z[d], self.req[d]
+            on, off_req = self.on[e][d], self.off[e][d]
+            w = self.weekend[d]
+            best: dict[tuple[object, ...], State] = {}
+            for score, last, run, run_in, off, off_in, minutes, wk, last_w, counts, path in beam:
+                # a day off
+                if not (run and run_in and run < min_c):
+                    sc = score - sum(on.values())
+                    n_off, n_in = (off + 1, off_in) if run == 0 else (1, True)
+                    st: State = (
+                        sc,
+                        OFF,
+                        0,
+                        False,
+                        n_off,
+                        n_in,
+                        minutes,
+                        wk,
+                        last_w,
+                        counts,
+                        (OFF, path),
+                    )
+                    key = st[1:10]
+                    if key not in best or best[key][0] < sc:
+                        best[key] = st
+                if day_off[d]:
+                    continue
+                if run == 0 and off and off_in and off < min_off:
+                    continue
+                if run + 1 > max_c:
+                    continue
+                n_wk, n_lw = wk, last_w
+                if w >= 0 and w != last_w:
+                    n_wk, n_lw = wk + 1, w
+                    if n_wk > max_w:
+                        continue
+                for s in eligible:
+                    if counts[s] >= max_s[s] or minutes + length[s] > max_m:
+                        continue
+                    if last >= 0 and forbidden[last][s]:
+                        continue
+                    gain = self.under[d][s] if z[s] < req[s] else -self.over[d][s]
+                    gain -= off_req.get(s, 0) + sum(v for t, v in on.items() if t != s)
+                    if minutes < min_m:
+                        gain += need_weight * min(length[s], min_m - minutes) / self.min_len
+                    c2 = (*counts[:s], counts[s] + 1, *counts[s + 1 :])
+                    st = (
+                        score + gain,
+                        s,
+                        run + 1,
+                        run_in if run else d > 0,
+                        0,
+                        False,
+                        minutes + length[s],
+                        n_wk,
+                        n_lw,
+                        c2,
+                        (s, path),
+                    )
+                    key = st[1:10]
+                    if key not in best or best[key][0] < st[0]:
+                        best[key] = st
+            beam = self.diverse(sorted(best.values(), key=lambda x: -x[0]), width, min_off)
+            if not beam:
+                return None
+        done = [b for b in beam if b[6] >= min_m]
+        if not done:
+            return None
+        row: list[int] = []
+        path = max(done, key=lambda x: x[0])[10]
+        while path is not None:
+            assert isinstance(path, tuple)
+            row.append(path[0])
+            path = path[1]
+        row.reverse()
+        return row
+
+    @staticmethod
+    def diverse(ranked: list[Any], width: int, min_off: int) -> list[Any]:
+        """The best states, but at most a few per shape (run, rest, weekends used): a beam
+        ranked on score alone fills up with rows that work every weekend early and dead-end."""
+        per_shape = max(2, width // 16)
+        taken: dict[tuple[int, int, int], int] = {}
+        out = []
+        for st in ranked:
+            shape = (st[2], min(st[4], min_off), st[7])
+            n = taken.get(shape, 0)
+            if n < per_shape:
+                taken[shape] = n + 1
+                out.append(st)
+                if len(out) == width:
+                    break
+        return out
 
     def roster(self) -> I32:
         return np.array(self.st.roster, dtype=np.int32).reshape(self.E, self.D)
