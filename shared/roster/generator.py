@@ -120,7 +120,7 @@ def generate(
     demand = _demand(shifts, n_days, start, rng)
     staff = [_employee(i, n_days, rng) for i in range(employees)]
     # Every shift type needs someone able to work it, or its cover is unreachable by design.
-    for sid, _, _, need, _ in SHIFT_TYPES:
+    for *_, need, _share in SHIFT_TYPES:
         if not any(set(need) <= set(e.skills) for e in staff):
             first = staff[0]
             staff[0] = first.model_copy(update={"skills": sorted({*first.skills, *need})})
