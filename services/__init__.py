@@ -1,0 +1,1 @@
+"""The five ShiftStream services; each `services/<name>/app.py` is wiring only."""

@@ -1,0 +1,4 @@
+from services.intake.app import service
+from shared.runner import run
+
+run(service.app)

@@ -1,0 +1,4 @@
+from services.notifier.app import service
+from shared.runner import run
+
+run(service.app)

@@ -1,0 +1,19 @@
+"""Triage: dead letters for permanent failures, scheduled retries for transient ones."""
+
+from __future__ import annotations
+
+from shared.broker import build_service
+from shared.messages import FailureRecord
+from shared.triage import Triage
+
+service = build_service("triage")
+triage = Triage(service)
+stream, group = service.names.groups["triage"]
+
+
+@service.reader_and_reclaimer(stream, group)
+async def on_failure(body: FailureRecord) -> None:
+    await triage.handle(body)
+
+
+app = service.app

@@ -1,0 +1,180 @@
+"""The two public stream entries as published contracts: what a monolith writes and reads.
+
+Both public streams carry flat string fields (DESIGN §3), because a producer or consumer in any
+language must need nothing but XADD and XREADGROUP. These models describe those fields exactly
+as they are on the wire, every value a string, so that the JSON Schema generated from them
+(`shared.contracts`) is what a Node or Ruby client really sees. They are not the internal
+records: `shared.messages.IntakeEntry` is the tolerant parse of an intake entry (garbage must
+be reported, not crash) and `shared.messages.Outcome.event_fields()` writes the events; the
+contract tests hold both to these models.
+
+Consumers must ignore fields they do not know: adding an optional field is a compatible change
+within v1 (docs/versioning.md), so the models allow extra fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.messages import ErrorClass
+from shared.roster.model import Implementation
+
+# Wire formats of the stringified numbers, as patterns so non-Python clients can check them.
+UInt = Annotated[str, Field(pattern=r"^[0-9]+$")]
+Decimal = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?$")]
+IsoTime = Annotated[
+    str,
+    Field(
+        description="UTC time, ISO 8601 with milliseconds, e.g. 2026-01-05T10:00:00.123+00:00",
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$",
+    ),
+]
+JobId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="The caller's job id; also the idempotency key of the request.",
+    ),
+]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+# ------------------------------------------------------------------------------ intake
+
+
+class SolveEntry(_Entry):
+    """`XADD workforce-solver * type solve job_id ID payload JSON`: ask for a roster."""
+
+    model_config = ConfigDict(title="solve request entry")
+
+    type: Literal["solve"]
+    job_id: JobId
+    payload: str = Field(
+        description="The solve request (SolveRequest v1) as JSON text.",
+        json_schema_extra={"contentMediaType": "application/json"},
+    )
+    traceparent: str | None = Field(
+        default=None,
+        description="W3C trace context; the job's spans join the caller's trace.",
+        pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+    )
+    tracestate: str | None = Field(default=None, description="W3C tracestate, passed along.")
+    not_before: IsoTime | None = Field(
+        default=None, description="Do not start solving before this time (a delayed solve)."
+    )
+
+
+class CancelEntry(_Entry):
+    """`XADD workforce-solver * type cancel job_id ID`: stop a queued or running solve."""
+
+    model_config = ConfigDict(title="cancel request entry")
+
+    type: Literal["cancel"]
+    job_id: JobId
+    traceparent: str | None = None
+    tracestate: str | None = None
+
+
+IntakeRequest = Annotated[SolveEntry | CancelEntry, Field(discriminator="type")]
+
+
+# ------------------------------------------------------------------------------ events
+
+
+class _Event(_Entry):
+    job_id: JobId
+    ts: IsoTime = Field(description="When the notifier wrote the event.")
+
+
+class AcceptedEvent(_Event):
+    """The request passed validation and is queued. Not terminal."""
+
+    model_config = ConfigDict(title="solver.accepted")
+
+    type: Literal["solver.accepted"]
+
+
+class ProgressEvent(_Event):
+    """Live progress of a running solve; at most one per second per job. Not terminal."""
+
+    model_config = ConfigDict(title="solver.progress")
+
+    type: Literal["solver.progress"]
+    progress: Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])$")] = Field(
+        description="Percent of the time limit used, 0-100."
+    )
+    message: str = Field(description="Human readable status; rotates with elapsed time.")
+    generation: Annotated[str, Field(pattern=r"^([0-9]+/[0-9]+)?$")] = Field(
+        description="'g/total': generation reached / expected generations; empty before the "
+        "search starts."
+    )
+    population: UInt = Field(description="Current population size of the search.")
+    eta_seconds: Decimal = Field(description="Estimated seconds until the solve ends.")
+    best_score: str = Field(
+        description="Best score so far as 'hard/soft' (hard violations / soft penalty); "
+        "empty before the first roster."
+    )
+
+
+class CompletedEvent(_Event):
+    """The roster is ready. Terminal: exactly one terminal event per job id."""
+
+    model_config = ConfigDict(title="solver.completed")
+
+    type: Literal["solver.completed"]
+    result: str = Field(
+        description="The roster (SolveResult v1) as JSON text.",
+        json_schema_extra={"contentMediaType": "application/json"},
+    )
+    solve_time_ms: UInt = Field(description="Wall time of the successful attempt.")
+    solver_used: Implementation = Field(
+        description="'generetic' (the C solver) or 'greedy' (the fallback)."
+    )
+    attempts: UInt = Field(description="Attempts it took, 1 when the first one succeeded.")
+    cancelled: Literal["true"] | None = Field(
+        default=None,
+        description="Present when a cancel stopped the solve: the result is the best roster "
+        "found until then.",
+    )
+
+
+class FailedEvent(_Event):
+    """No roster will come. Terminal: exactly one terminal event per job id."""
+
+    model_config = ConfigDict(title="solver.failed")
+
+    type: Literal["solver.failed"]
+    error_class: ErrorClass = Field(
+        description="invalid (bad request, not retried), infeasible, timeout, crash, "
+        "exhausted (retries used up), cancelled."
+    )
+    reason: str = Field(
+        description="Human readable; for invalid input it names the bad field and value."
+    )
+    attempts: UInt = Field(description="Attempts made; 0 when the request never became a job.")
+    dead_letter_id: str = Field(
+        description="Id of the entry in the dead-letter stream, for `shiftstream dead show`; "
+        "empty when none was written."
+    )
+
+
+PublicEvent = Annotated[
+    AcceptedEvent | ProgressEvent | CompletedEvent | FailedEvent, Field(discriminator="type")
+]
+
+EVENT_MODELS: dict[str, type[_Event]] = {
+    "solver.accepted": AcceptedEvent,
+    "solver.progress": ProgressEvent,
+    "solver.completed": CompletedEvent,
+    "solver.failed": FailedEvent,
+}
+# JSON text fields and the schema of their content; `shared.contracts` adds the reference
+# after generation because pydantic would try to resolve a `$ref` among its own definitions.
+CONTENT_SCHEMAS = {"payload": "solve-request.v1.json", "result": "solve-result.v1.json"}
+TERMINAL_EVENTS = frozenset({"solver.completed", "solver.failed"})

@@ -1,0 +1,125 @@
+"""Intake logic: turn one public entry into a job, a cancel marker, or an invalid failure."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from typing import Any
+
+from opentelemetry import trace
+
+from shared.broker import Service
+from shared.idempotency import claim
+from shared.jobs import JobRecords, JobState, request_cancel
+from shared.messages import (
+    ErrorClass,
+    FailureRecord,
+    IntakeEntry,
+    Job,
+    Outcome,
+    OutcomeKind,
+    Severity,
+    now,
+)
+from shared.roster.parse import InvalidRequest, parse_request
+from shared.schedule import Schedule
+
+log = logging.getLogger("shiftstream.intake")
+MAX_JOB_ID = 128
+
+
+def current_trace_id() -> str | None:
+    ctx = trace.get_current_span().get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else None
+
+
+def parse_not_before(text: str) -> float:
+    """ISO 8601 time to epoch seconds; a time without zone is taken as UTC."""
+    t = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.timestamp()
+
+
+class Intake:
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.s = svc.settings
+        self.names = svc.names
+        self.records = JobRecords(svc.redis, svc.names, svc.settings)
+        self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
+
+    async def handle(self, body: IntakeEntry, msg: Any) -> None:
+        entry_id = _entry_id(msg)
+        raw = body.model_dump(exclude_none=True)
+        job_id = (body.job_id or "").strip()
+        if not job_id or len(job_id) > MAX_JOB_ID:
+            # Nobody can be told about it, but it must not vanish: record it under a new id.
+            reason = "job_id: missing" if not job_id else f"job_id: longer than {MAX_JOB_ID}"
+            await self.invalid(f"anon-{uuid.uuid4().hex}", reason, raw)
+            return
+        kind = (body.type or "").strip()
+        if kind == "cancel":
+            await request_cancel(self.svc.redis, self.names, job_id, self.s.cancel_ttl_seconds)
+            log.info("cancel requested for %s", job_id)
+            return
+        if kind != "solve":
+            await self.invalid(job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw)
+            return
+        # Claimed before validation: a job id gets exactly one terminal event, so an invalid
+        # request's id is spent too, and repeats of it are dropped rather than re-reported.
+        if not await claim(
+            self.svc.redis, self.names.idempotency(job_id), entry_id, self.s.idempotency_ttl_seconds
+        ):
+            log.info("duplicate job id %s ignored", job_id)
+            return
+        if body.payload is None:
+            await self.invalid(job_id, "payload: missing", raw)
+            return
+        try:
+            parse_request(body.payload, self.s.limits)
+        except InvalidRequest as err:
+            await self.invalid(job_id, err.reason, raw)
+            return
+        due: float | None = None
+        if body.not_before:
+            try:
+                due = parse_not_before(body.not_before)
+            except ValueError:
+                await self.invalid(
+                    job_id, f"not_before: not an ISO 8601 time ({body.not_before!r:.60})", raw
+                )
+                return
+        job = Job(job_id=job_id, payload=body.payload, trace_id=current_trace_id())
+        # `accepted` goes out before the job, so no progress can ever overtake it.
+        await self.svc.publish(
+            Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes
+        )
+        if due is not None and due > now():
+            await self.records.update(job_id, JobState.SCHEDULED, attempts=0, not_before=due)
+            await self.schedule.add(job, due)
+        else:
+            await self.records.update(job_id, JobState.QUEUED, attempts=0)
+            await self.svc.publish(job, self.names.jobs)
+
+    async def invalid(self, job_id: str, reason: str, raw: dict[str, Any]) -> None:
+        log.info("invalid request %s: %s", job_id, reason)
+        await self.svc.publish(
+            FailureRecord(
+                job_id=job_id,
+                severity=Severity.PERMANENT,
+                error_class=ErrorClass.INVALID,
+                reason=reason,
+                stage="intake",
+                raw={k: str(v)[:10_000] for k, v in raw.items()},
+                trace_id=current_trace_id(),
+            ),
+            self.names.failures,
+        )
+
+
+def _entry_id(msg: Any) -> str:
+    ids = msg.raw_message.get("message_ids") or [b""]
+    first = ids[0]
+    return first.decode() if isinstance(first, bytes) else str(first)

@@ -1,0 +1,60 @@
+"""Custom FastStream parser for the public intake stream.
+
+A foreign producer writes flat fields (`type`, `job_id`, `payload`, `traceparent`, ...).
+FastStream's own parser keeps only `__data__` and would drop them, so this parser lifts them:
+the business fields become the JSON body, the W3C trace fields become headers (the telemetry
+middleware then continues the producer's trace). Entries in FastStream's envelope, from Python
+producers, go to the original parser unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from faststream.message import StreamMessage
+from faststream.redis.message import bDATA_KEY
+
+BODY_FIELDS = ("type", "job_id", "payload", "not_before")
+HEADER_FIELDS = ("traceparent", "tracestate")
+
+
+def _text(v: Any) -> str:
+    return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else str(v)
+
+
+def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """(body, headers) from the flat fields of one entry; unknown fields are dropped."""
+    fields = {_text(k): _text(v) for k, v in data.items()}
+    body = {k: fields[k] for k in BODY_FIELDS if k in fields}
+    headers = {k: fields[k] for k in HEADER_FIELDS if k in fields}
+    return body, headers
+
+
+def to_envelope(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
+    """Rewrite flat fields as the JSON envelope FastStream's stream parser still understands."""
+    body, headers = lift_flat_fields(data)
+    headers["content-type"] = "application/json"
+    envelope = {"data": json.dumps(body), "headers": headers}
+    return {bDATA_KEY: json.dumps(envelope).encode()}
+
+
+async def intake_parser(
+    msg: Any, original_parser: Callable[[Any], Awaitable[StreamMessage[Any]]]
+) -> StreamMessage[Any]:
+    data = msg.get("data")
+    if isinstance(data, Mapping) and bDATA_KEY not in data:
+        msg = {**msg, "data": to_envelope(data)}
+    parsed = await original_parser(msg)
+    # The handler's model accepts any JSON object; anything else (a Python producer sending a
+    # bare string, broken bytes) becomes an object the intake can report as invalid, rather
+    # than a decode error that would leave the entry pending and redelivered for ever.
+    try:
+        ok = isinstance(json.loads(parsed.body), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        parsed.body = json.dumps({"garbage": _text(parsed.body)[:200]}).encode()
+        parsed.content_type = "application/json"
+    return parsed

@@ -1,0 +1,62 @@
+"""The job record: one hash per job with its state and history summary, for `status` and ops.
+
+It is a convenience view, not part of delivery: every write is a plain HSET (last writer wins)
+and the record expires after the retention period so finished jobs do not pile up in memory.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import redis.asyncio as aioredis
+
+from shared.messages import now
+from shared.settings import Settings
+from shared.streams import Names
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    SCHEDULED = "scheduled"
+    RUNNING = "running"
+    RETRYING = "retrying"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+TERMINAL_STATES = {JobState.COMPLETED.value, JobState.FAILED.value}
+
+
+class JobRecords:
+    def __init__(self, redis: aioredis.Redis, names: Names, settings: Settings) -> None:
+        self.redis = redis
+        self.names = names
+        self.ttl = settings.job_ttl_seconds
+
+    async def update(self, job_id: str, state: JobState | None = None, **fields: object) -> None:
+        mapping = {k: str(v) for k, v in fields.items() if v is not None}
+        if state is not None:
+            mapping["state"] = state.value
+        mapping["updated_at"] = f"{now():.3f}"
+        key = self.names.job(job_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(key, "created_at", f"{now():.3f}")
+            pipe.hset(key, mapping=mapping)
+            pipe.expire(key, self.ttl)
+            await pipe.execute()
+
+    async def get(self, job_id: str) -> dict[str, str]:
+        raw = await self.redis.hgetall(self.names.job(job_id))
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
+    async def is_terminal(self, job_id: str) -> bool:
+        state = await self.redis.hget(self.names.job(job_id), "state")
+        return state is not None and state.decode() in TERMINAL_STATES
+
+
+async def request_cancel(redis: aioredis.Redis, names: Names, job_id: str, ttl: int) -> None:
+    await redis.set(names.cancel(job_id), "1", ex=ttl)
+
+
+async def is_cancelled(redis: aioredis.Redis, names: Names, job_id: str) -> bool:
+    return bool(await redis.exists(names.cancel(job_id)))

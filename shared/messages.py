@@ -1,0 +1,188 @@
+"""Pydantic models of the internal stream records, and the mapping to public event fields.
+
+Internal streams carry FastStream envelopes of these models. The two public streams carry flat
+string fields instead (DESIGN §3): `IntakeEntry` is what the custom intake parser lifts them
+into, and `Outcome.event_fields()` is what the notifier writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def now() -> float:
+    return time.time()
+
+
+def iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
+
+
+class ErrorClass(StrEnum):
+    INVALID = "invalid"
+    INFEASIBLE = "infeasible"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    EXHAUSTED = "exhausted"
+    CANCELLED = "cancelled"
+
+
+class Severity(StrEnum):
+    PERMANENT = "permanent"  # dead letter at once, never retried
+    TRANSIENT = "transient"  # retried with backoff until attempts run out
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class IntakeEntry(_Record):
+    """One public intake entry. Everything is optional: garbage must be reported, not crash."""
+
+    type: str | None = None
+    job_id: str | None = None
+    payload: str | None = None
+    not_before: str | None = None
+
+    @field_validator("payload", mode="before")
+    @classmethod
+    def _payload_as_text(cls, v: Any) -> Any:
+        # Python producers using FastStream's envelope may send the request as an object.
+        if isinstance(v, dict | list):
+            return json.dumps(v)
+        return v
+
+    @field_validator("type", "job_id", "not_before", mode="before")
+    @classmethod
+    def _scalars_as_text(cls, v: Any) -> Any:
+        if v is None or isinstance(v, str):
+            return v
+        return json.dumps(v)
+
+
+class AttemptError(_Record):
+    """One failed attempt, kept for the dead letter's history."""
+
+    attempt: int
+    stage: str
+    error_class: ErrorClass
+    error_type: str
+    message: str
+    at: float = Field(default_factory=now)
+
+
+class Job(_Record):
+    job_id: str
+    payload: str = Field(description="The validated solve request, JSON as submitted.")
+    attempt: int = Field(default=1, ge=1)
+    submitted_at: float = Field(default_factory=now)
+    trace_id: str | None = None
+    history: list[AttemptError] = Field(default_factory=list)
+
+
+class FallbackJob(_Record):
+    job: Job
+    error: AttemptError
+
+
+class FailureRecord(_Record):
+    job_id: str
+    severity: Severity
+    error_class: ErrorClass
+    reason: str
+    stage: str
+    job: Job | None = None
+    raw: dict[str, str] | None = Field(
+        default=None, description="The intake entry as received, when it never became a job."
+    )
+    trace_id: str | None = None
+    at: float = Field(default_factory=now)
+
+
+class DeadLetter(_Record):
+    dead_letter_id: str
+    job_id: str
+    error_class: ErrorClass
+    reason: str
+    attempts: int
+    payload: str | None
+    raw: dict[str, str] | None
+    history: list[AttemptError]
+    trace_id: str | None
+    first_seen: float | None
+    dead_at: float = Field(default_factory=now)
+
+
+class OutcomeKind(StrEnum):
+    ACCEPTED = "accepted"
+    PROGRESS = "progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (OutcomeKind.COMPLETED, OutcomeKind.FAILED)
+
+
+class Outcome(_Record):
+    kind: OutcomeKind
+    job_id: str
+    ts: float = Field(default_factory=now)
+    # progress
+    progress: float | None = None
+    message: str | None = None
+    generation: str | None = None
+    population: int | None = None
+    eta_seconds: float | None = None
+    best_score: str | None = None
+    # completed
+    result: str | None = Field(default=None, description="SolveResult JSON")
+    solve_time_ms: float | None = None
+    solver_used: str | None = None
+    cancelled: bool | None = None
+    # completed and failed
+    attempts: int | None = None
+    # failed
+    error_class: ErrorClass | None = None
+    reason: str | None = None
+    dead_letter_id: str | None = None
+
+    def event_fields(self) -> dict[str, str]:
+        """Flat string fields of the public `solver-events` entry (DESIGN §3)."""
+        f: dict[str, str] = {
+            "type": f"solver.{self.kind.value}",
+            "job_id": self.job_id,
+            "ts": iso(self.ts),
+        }
+        if self.kind is OutcomeKind.PROGRESS:
+            f |= {
+                "progress": f"{self.progress or 0:.0f}",
+                "message": self.message or "",
+                "generation": self.generation or "",
+                "population": str(self.population or 0),
+                "eta_seconds": f"{self.eta_seconds or 0:.1f}",
+                "best_score": self.best_score or "",
+            }
+        elif self.kind is OutcomeKind.COMPLETED:
+            f |= {
+                "result": self.result or "",
+                "solve_time_ms": f"{self.solve_time_ms or 0:.0f}",
+                "solver_used": self.solver_used or "",
+                "attempts": str(self.attempts or 1),
+            }
+            if self.cancelled:
+                f["cancelled"] = "true"
+        elif self.kind is OutcomeKind.FAILED:
+            f |= {
+                "error_class": (self.error_class or ErrorClass.CRASH).value,
+                "reason": self.reason or "",
+                "attempts": str(self.attempts or 0),
+                "dead_letter_id": self.dead_letter_id or "",
+            }
+        return f

@@ -1,0 +1,54 @@
+"""The delay schedule: jobs that must not run before a time (retries with backoff, `not_before`).
+
+A sorted set scored by due time in ms whose members are ready-made FastStream stream entries.
+Triage runs `promote_due.lua` every `SCHEDULE_POLL_MS`; the script moves due members into
+`solver.jobs` atomically, so several triage replicas never forward one twice. The members are
+encoded here, with the current trace context in their headers, so a retried attempt still
+belongs to the job's trace.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import redis.asyncio as aioredis
+from faststream.redis.parser import BinaryMessageFormatV1
+from opentelemetry import propagate
+
+from shared.lua import source
+from shared.messages import Job
+from shared.streams import Names
+
+
+async def encode_entry(job: Job) -> bytes:
+    headers: dict[str, str] = {"content-type": "application/json"}
+    propagate.inject(headers)
+    return await BinaryMessageFormatV1.encode(
+        message=job.model_dump_json().encode(),
+        reply_to=None,
+        headers=headers,
+        correlation_id=uuid.uuid4().hex,
+    )
+
+
+class Schedule:
+    def __init__(self, redis: aioredis.Redis, names: Names, maxlen: int) -> None:
+        self.redis = redis
+        self.names = names
+        self.maxlen = maxlen
+        self._promote = redis.register_script(source("promote_due"))
+
+    async def add(self, job: Job, due: float) -> None:
+        member = await encode_entry(job)
+        await self.redis.zadd(self.names.schedule, {member: int(due * 1000)})
+
+    async def promote_due(self, batch: int = 100) -> int:
+        moved = await self._promote(
+            keys=[self.names.schedule, self.names.jobs],
+            args=[int(time.time() * 1000), batch, self.maxlen],
+        )
+        return int(moved)
+
+    async def size(self) -> int:
+        return int(await self.redis.zcard(self.names.schedule))

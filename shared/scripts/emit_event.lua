@@ -1,0 +1,17 @@
+-- Write one public event, with the exactly-one-terminal-event guard.
+-- KEYS[1] terminal guard key of the job, KEYS[2] public events stream
+-- ARGV[1] '1' if the event is terminal else '0', ARGV[2] guard TTL seconds,
+-- ARGV[3] stream maxlen (approximate), ARGV[4..] field, value, field, value ...
+-- Guard and XADD happen in one script, so a crash can neither duplicate the terminal event
+-- (guard set without XADD is impossible) nor lose it (XADD without guard is impossible).
+if ARGV[1] == '1' then
+  if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[2])) then
+    return false
+  end
+elseif redis.call('EXISTS', KEYS[1]) == 1 then
+  -- Progress after the end (a late redelivery) would confuse a client: drop it.
+  return false
+end
+local fields = {}
+for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(fields))

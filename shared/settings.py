@@ -1,0 +1,98 @@
+"""The one settings object every service, the dev runner and the CLI read from the environment.
+
+Field names are the environment variable names (case-insensitive), so `REDIS_URL`,
+`WORKER_CONCURRENCY`, `SOLVER_ALLOW_FALLBACK` ... map one to one; docs/services.md lists them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import cached_property
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from shared.roster.limits import Limits
+from shared.roster.model import Implementation
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def _default_consumer() -> str:
+    # Consumer names must be unique per process, and readable in XINFO CONSUMERS.
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    redis_url: str = DEFAULT_REDIS_URL
+    # Prepended to every stream and key name, so several deployments (or tests) share a server.
+    shiftstream_prefix: str = ""
+
+    stream_intake: str = "workforce-solver"
+    stream_jobs: str = "solver.jobs"
+    stream_fallback: str = "solver.fallback"
+    stream_failures: str = "solver.failures"
+    stream_outcomes: str = "solver.outcomes"
+    stream_events: str = "solver-events"
+    stream_dead: str = "solver.dead"
+
+    consumer_name: str = Field(default_factory=_default_consumer)
+
+    worker_concurrency: int = Field(default=2, ge=1, le=64)
+    solver_implementation: Implementation = Implementation.GENERETIC
+    solver_allow_fallback: bool = True
+    solver_max_time_limit: float = Field(default=60.0, gt=0)
+
+    stream_maxlen: int = Field(default=100_000, ge=100)
+    events_maxlen: int = Field(default=100_000, ge=100)
+    dead_maxlen: int = Field(default=100_000, ge=100)
+    job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
+    idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
+    cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)
+
+    retry_base_seconds: float = Field(default=1.0, gt=0)
+    retry_factor: float = Field(default=2.0, ge=1)
+    retry_cap_seconds: float = Field(default=60.0, gt=0)
+    retry_max_attempts: int = Field(default=5, ge=1)
+
+    # Longer than any legitimate hold *between lease renewals*: a running solve renews its
+    # claim every third of this, so only entries of dead consumers reach it.
+    reclaim_idle_ms: int = Field(default=30_000, ge=50)
+    reclaim_poll_ms: int = Field(default=1_000, ge=10)
+    max_deliveries: int = Field(default=5, ge=1)
+    graceful_timeout: float = Field(default=25.0, gt=0)
+    schedule_poll_ms: int = Field(default=150, ge=10)
+    progress_interval_seconds: float = Field(default=1.0, gt=0)
+
+    solver_max_employees: int = Limits.max_employees
+    solver_max_days: int = Limits.max_days
+    solver_max_shift_types: int = Limits.max_shift_types
+    solver_max_json_bytes: int = Limits.max_json_bytes
+
+    # Dev mode writes traces to a local file when no OTLP endpoint is configured.
+    shiftstream_dev: bool = False
+    shiftstream_trace_file: str | None = None
+    otel_exporter_otlp_endpoint: str | None = None
+
+    def name(self, base: str) -> str:
+        return f"{self.shiftstream_prefix}{base}"
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            max_employees=self.solver_max_employees,
+            max_days=self.solver_max_days,
+            max_shift_types=self.solver_max_shift_types,
+            max_json_bytes=self.solver_max_json_bytes,
+        )
+
+    @cached_property
+    def lease_interval(self) -> float:
+        return self.reclaim_idle_ms / 3000
+
+
+def get_settings() -> Settings:
+    return Settings()

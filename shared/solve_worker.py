@@ -1,0 +1,285 @@
+"""Solver and fallback logic: run one job's solve in a thread, watch it, report the outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from shared.broker import Service
+from shared.jobs import JobRecords, JobState, is_cancelled
+from shared.lease import lease
+from shared.messages import (
+    AttemptError,
+    ErrorClass,
+    FailureRecord,
+    FallbackJob,
+    Job,
+    Outcome,
+    OutcomeKind,
+    Severity,
+)
+from shared.progress import ProgressReporter
+from shared.roster.model import Implementation, SolveResult
+from shared.roster.parse import InvalidRequest, parse_request
+from shared.roster.solving import SolveControl, solve_request
+
+log = logging.getLogger("shiftstream.solver")
+POLL_SECONDS = 0.1
+# Leave this much of the grace period for writing the outcome and acking.
+SHUTDOWN_MARGIN_SECONDS = 2.0
+
+
+class HandBack(RuntimeError):
+    """The solve was stopped for shutdown; the entry stays pending for another worker."""
+
+
+class Cancelled(RuntimeError):
+    pass
+
+
+def _entry_id(msg: Any) -> bytes:
+    ids = msg.raw_message.get("message_ids") or [b""]
+    return ids[0]  # type: ignore[no-any-return]
+
+
+class SolveWorker:
+    def __init__(self, svc: Service, stage: str, stream: str, group: str) -> None:
+        self.svc = svc
+        self.s = svc.settings
+        self.names = svc.names
+        self.stage = stage
+        self.stream = stream
+        self.group = group
+        self.records = JobRecords(svc.redis, svc.names, svc.settings)
+        # Readers and the reclaimer share it, so at most WORKER_CONCURRENCY solves run at once.
+        self.slots = asyncio.Semaphore(svc.settings.worker_concurrency)
+        self.stop_deadline: float | None = None
+        svc.app.on_shutdown(self._stopping)
+
+    def _stopping(self) -> None:
+        self.stop_deadline = time.monotonic() + self.s.graceful_timeout - SHUTDOWN_MARGIN_SECONDS
+
+    # ------------------------------------------------------------------ shared steps
+
+    async def poisoned(self, job: Job, msg: Any) -> bool:
+        """An entry delivered more than MAX_DELIVERIES times goes to triage, never round again."""
+        count = await msg.get_delivery_count()
+        if count <= self.s.max_deliveries:
+            return False
+        log.warning("%s: entry of job %s delivered %d times: poison", self.stage, job.job_id, count)
+        await self.svc.publish(
+            FailureRecord(
+                job_id=job.job_id,
+                severity=Severity.PERMANENT,
+                error_class=ErrorClass.EXHAUSTED,
+                reason=f"{self.stage}: delivered {count} times without finishing (poison message)",
+                stage=self.stage,
+                job=job,
+                trace_id=job.trace_id,
+            ),
+            self.names.failures,
+        )
+        return True
+
+    @contextlib.asynccontextmanager
+    async def holding(self, msg: Any) -> AsyncIterator[None]:
+        # The lease starts before waiting for a slot: waiting is a legitimate hold too.
+        async with (
+            lease(
+                self.svc.redis, self.stream, self.group, _entry_id(msg), self.s.lease_interval
+            ),
+            self.slots,
+        ):
+            yield
+
+    async def run_solve(
+        self, job: Job, implementation: Implementation
+    ) -> tuple[SolveResult, float]:
+        request = parse_request(job.payload, self.s.limits)
+        time_limit = min(request.solver.time_limit_seconds, self.s.solver_max_time_limit)
+        control = SolveControl()
+        reporter = ProgressReporter(job.job_id, time_limit, self.s.progress_interval_seconds)
+        handed_back = False
+        started = time.perf_counter()
+        task = asyncio.create_task(
+            asyncio.to_thread(
+                solve_request,
+                request,
+                implementation=implementation,
+                time_limit=time_limit,
+                control=control,
+            )
+        )
+        await self.records.update(
+            job.job_id, JobState.RUNNING, attempts=job.attempt, solver=implementation.value
+        )
+        while not task.done():
+            await asyncio.wait({task}, timeout=POLL_SECONDS)
+            if task.done():
+                break
+            if not control.cancel.is_set() and await is_cancelled(
+                self.svc.redis, self.names, job.job_id
+            ):
+                control.cancel.set()
+            remaining = time_limit - (time.perf_counter() - started)
+            if (
+                self.stop_deadline is not None
+                and not control.cancel.is_set()
+                and time.monotonic() + remaining > self.stop_deadline
+            ):
+                handed_back = True
+                control.cancel.set()
+            control.refresh()
+            update = reporter.outcome(control.progress, time.monotonic())
+            if update is not None:
+                await self.svc.publish(update, self.names.outcomes)
+        try:
+            result = task.result()
+        except Exception as err:
+            if control.cancel.is_set() and not handed_back:
+                raise Cancelled(str(err) or "cancelled before a roster was found") from err
+            raise
+        if handed_back:
+            raise HandBack(f"{self.stage}: solve of {job.job_id} handed back at shutdown")
+        return result, (time.perf_counter() - started) * 1000
+
+    async def completed(
+        self, job: Job, result: SolveResult, elapsed_ms: float, used: Implementation
+    ) -> None:
+        await self.svc.publish(
+            Outcome(
+                kind=OutcomeKind.COMPLETED,
+                job_id=job.job_id,
+                result=result.model_dump_json(),
+                solve_time_ms=round(elapsed_ms, 1),
+                solver_used=used.value,
+                attempts=job.attempt,
+                cancelled=result.stats.cancelled,
+            ),
+            self.names.outcomes,
+        )
+
+    async def cancelled(self, job: Job, reason: str) -> None:
+        await self.svc.publish(
+            Outcome(
+                kind=OutcomeKind.FAILED,
+                job_id=job.job_id,
+                error_class=ErrorClass.CANCELLED,
+                reason=reason,
+                attempts=job.attempt,
+            ),
+            self.names.outcomes,
+        )
+
+    async def invalid(self, job: Job, err: InvalidRequest) -> None:
+        # Only reachable if limits shrank between intake and solve; still never retried.
+        await self.svc.publish(
+            FailureRecord(
+                job_id=job.job_id,
+                severity=Severity.PERMANENT,
+                error_class=ErrorClass.INVALID,
+                reason=err.reason,
+                stage=self.stage,
+                job=job,
+                trace_id=job.trace_id,
+            ),
+            self.names.failures,
+        )
+
+    def attempt_error(self, job: Job, err: BaseException) -> AttemptError:
+        error_class = ErrorClass.TIMEOUT if isinstance(err, TimeoutError) else ErrorClass.CRASH
+        return AttemptError(
+            attempt=job.attempt,
+            stage=self.stage,
+            error_class=error_class,
+            error_type=type(err).__name__,
+            message=str(err)[:2000] or type(err).__name__,
+        )
+
+    async def transient(self, job: Job, error: AttemptError) -> None:
+        failed = job.model_copy(update={"history": [*job.history, error]})
+        await self.svc.publish(
+            FailureRecord(
+                job_id=job.job_id,
+                severity=Severity.TRANSIENT,
+                error_class=error.error_class,
+                reason=f"{error.stage}: {error.error_type}: {error.message}",
+                stage=self.stage,
+                job=failed,
+                trace_id=job.trace_id,
+            ),
+            self.names.failures,
+        )
+
+    async def skip(self, job: Job) -> bool:
+        """A redelivered or duplicated job whose end was already reported needs no work."""
+        return await self.records.is_terminal(job.job_id)
+
+    # ------------------------------------------------------------------ the two services
+
+    def implementation_for(self, job: Job) -> Implementation:
+        # An explicit request for the cheap greedy solver is honoured; otherwise the
+        # deployment decides which implementation runs.
+        requested = parse_request(job.payload, self.s.limits).solver.implementation
+        if requested is Implementation.GREEDY:
+            return Implementation.GREEDY
+        return self.s.solver_implementation
+
+    async def handle_job(self, job: Job, msg: Any) -> None:
+        if await self.poisoned(job, msg) or await self.skip(job):
+            return
+        async with self.holding(msg):
+            if await is_cancelled(self.svc.redis, self.names, job.job_id):
+                await self.cancelled(job, "cancelled before the solve started")
+                return
+            try:
+                used = self.implementation_for(job)
+                result, elapsed = await self.run_solve(job, used)
+            except InvalidRequest as err:
+                await self.invalid(job, err)
+                return
+            except Cancelled as err:
+                await self.cancelled(job, f"cancelled: {err}")
+                return
+            except HandBack:
+                raise
+            except Exception as err:
+                log.warning("solve of %s failed: %r", job.job_id, err)
+                error = self.attempt_error(job, err)
+                if self.s.solver_allow_fallback:
+                    await self.svc.publish(FallbackJob(job=job, error=error), self.names.fallback)
+                else:
+                    await self.transient(job, error)
+                return
+            await self.completed(job, result, elapsed, used)
+
+    async def handle_fallback(self, item: FallbackJob, msg: Any) -> None:
+        job = item.job.model_copy(update={"history": [*item.job.history, item.error]})
+        if await self.poisoned(job, msg) or await self.skip(job):
+            return
+        async with self.holding(msg):
+            if await is_cancelled(self.svc.redis, self.names, job.job_id):
+                await self.cancelled(job, "cancelled before the fallback solve started")
+                return
+            try:
+                result, elapsed = await self.run_solve(job, Implementation.GREEDY)
+            except InvalidRequest as err:
+                await self.invalid(job, err)
+                return
+            except Cancelled as err:
+                await self.cancelled(job, f"cancelled: {err}")
+                return
+            except HandBack:
+                raise
+            except Exception as err:
+                log.warning("fallback solve of %s failed: %r", job.job_id, err)
+                await self.transient(
+                    item.job.model_copy(update={"history": [*item.job.history, item.error]}),
+                    self.attempt_error(job, err),
+                )
+                return
+            await self.completed(job, result, elapsed, Implementation.GREEDY)

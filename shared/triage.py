@@ -1,0 +1,134 @@
+"""Triage logic: dead-letter permanent failures, retry transient ones with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+from shared.broker import Service
+from shared.jobs import JobRecords, JobState
+from shared.messages import (
+    AttemptError,
+    DeadLetter,
+    ErrorClass,
+    FailureRecord,
+    Outcome,
+    OutcomeKind,
+    Severity,
+    now,
+)
+from shared.retry import backoff_delay
+from shared.schedule import Schedule
+
+log = logging.getLogger("shiftstream.triage")
+
+
+class Triage:
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.s = svc.settings
+        self.names = svc.names
+        self.records = JobRecords(svc.redis, svc.names, svc.settings)
+        self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
+        self._promoter: asyncio.Task[None] | None = None
+        svc.app.after_startup(self.start_promoter)
+        svc.app.on_shutdown(self.stop_promoter)
+
+    async def handle(self, failure: FailureRecord) -> None:
+        job = failure.job
+        if failure.severity is Severity.TRANSIENT and job is not None:
+            if job.attempt < self.s.retry_max_attempts:
+                delay = backoff_delay(
+                    job.attempt,
+                    base=self.s.retry_base_seconds,
+                    factor=self.s.retry_factor,
+                    cap=self.s.retry_cap_seconds,
+                )
+                retry = job.model_copy(update={"attempt": job.attempt + 1})
+                log.info("retrying %s (attempt %d) in %.2fs", job.job_id, retry.attempt, delay)
+                await self.records.update(
+                    job.job_id,
+                    JobState.RETRYING,
+                    attempts=job.attempt,
+                    last_error=failure.reason,
+                    next_attempt_at=now() + delay,
+                )
+                await self.schedule.add(retry, now() + delay)
+                return
+            failure = failure.model_copy(
+                update={
+                    "error_class": ErrorClass.EXHAUSTED,
+                    "reason": f"gave up after {job.attempt} attempts; last error: {failure.reason}",
+                }
+            )
+        await self.dead_letter(failure)
+
+    async def dead_letter(self, failure: FailureRecord) -> None:
+        job = failure.job
+        history: list[AttemptError] = list(job.history) if job else []
+        if not history or history[-1].message not in failure.reason:
+            history.append(
+                AttemptError(
+                    attempt=job.attempt if job else 0,
+                    stage=failure.stage,
+                    error_class=failure.error_class,
+                    error_type=failure.error_class.value,
+                    message=failure.reason,
+                    at=failure.at,
+                )
+            )
+        attempts = job.attempt if job else 0
+        # Derived from the job id, so a redelivered failure writes a record with the same id
+        # and the failed event names one dead letter whichever copy won the terminal guard.
+        dead_letter_id = f"dl-{failure.job_id}-{attempts}-{uuid.uuid5(uuid.NAMESPACE_URL, failure.reason).hex[:8]}"
+        letter = DeadLetter(
+            dead_letter_id=dead_letter_id,
+            job_id=failure.job_id,
+            error_class=failure.error_class,
+            reason=failure.reason,
+            attempts=attempts,
+            payload=job.payload if job else None,
+            raw=failure.raw,
+            history=history,
+            trace_id=failure.trace_id,
+            first_seen=job.submitted_at if job else failure.at,
+        )
+        await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen)
+        await self.records.update(
+            failure.job_id, attempts=attempts, last_error=failure.reason,
+            dead_letter_id=dead_letter_id,
+        )
+        await self.svc.publish(
+            Outcome(
+                kind=OutcomeKind.FAILED,
+                job_id=failure.job_id,
+                error_class=failure.error_class,
+                reason=failure.reason,
+                attempts=attempts,
+                dead_letter_id=dead_letter_id,
+            ),
+            self.names.outcomes,
+        )
+
+    # ------------------------------------------------------------------ delay schedule
+
+    async def start_promoter(self) -> None:
+        self._promoter = asyncio.create_task(self._promote_loop())
+
+    async def stop_promoter(self) -> None:
+        if self._promoter is not None:
+            self._promoter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._promoter
+
+    async def _promote_loop(self) -> None:
+        interval = self.s.schedule_poll_ms / 1000
+        while True:
+            try:
+                while await self.schedule.promote_due() > 0:
+                    pass
+            except Exception:  # keep promoting after a Redis blip; the script is atomic
+                log.warning("promoting due jobs failed", exc_info=True)
+            await asyncio.sleep(interval)
