@@ -1,0 +1,90 @@
+"""cffi API-mode build of `csolver._generetic`; run by setuptools (see setup.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cffi import FFI
+
+HERE = Path(__file__).resolve().parent
+SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
+    "crossover.c",
+    "delta.c",
+    "ga.c",
+    "greedy_start.c",
+    "local_search.c",
+    "rng.c",
+    "score.c",
+    "validate.c",
+))
+# -pedantic is left out only because cffi's generated glue casts object pointers to function
+# pointers; csolver/tests/run_sanitizers.sh compiles the solver sources with -pedantic too.
+CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+# The cdef is the header minus the preprocessor: cffi parses plain C declarations only. The
+# progress fields are _Atomic for the solver and plain int64_t here (see generetic.h).
+CDEF = """
+typedef struct {
+    int32_t n_employees, n_days, n_shifts, n_weekends, n_on, n_off;
+    const int32_t *length;
+    const uint8_t *forbidden;
+    const int32_t *max_shifts;
+    const int32_t *min_minutes;
+    const int32_t *max_minutes;
+    const int32_t *max_consec;
+    const int32_t *min_consec;
+    const int32_t *min_off;
+    const int32_t *max_weekends;
+    const uint8_t *day_off;
+    const int32_t *weekend;
+    const int32_t *on_ptr;
+    const int32_t *on_shift;
+    const int32_t *on_weight;
+    const int32_t *off_ptr;
+    const int32_t *off_shift;
+    const int32_t *off_weight;
+    const int32_t *cover_req;
+    const int32_t *cover_under;
+    const int32_t *cover_over;
+} gr_problem;
+
+typedef struct {
+    double time_limit;
+    uint64_t seed;
+    int32_t population;
+    int32_t crash_for_test;
+    int64_t max_evaluations;
+} gr_config;
+
+typedef struct {
+    int64_t generation;
+    int64_t population;
+    int64_t best_hard;
+    int64_t best_penalty;
+    int64_t evaluations;
+    int64_t first_feasible_ms;
+    int64_t best_ms;
+    int64_t cancel;
+    int64_t cancelled;
+    int64_t timed_out;
+} gr_progress;
+
+int gr_validate(const gr_problem *p);
+int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
+int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
+             int32_t *roster_out);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+ffibuilder.set_source(
+    "csolver._generetic",
+    '#define GR_PLAIN_FIELDS 1\n#include "generetic.h"\n',
+    sources=SOURCES,
+    include_dirs=[str(HERE / "include")],
+    extra_compile_args=CFLAGS,
+    libraries=["m"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

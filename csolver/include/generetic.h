@@ -1,0 +1,148 @@
+/*
+ * generetic: a memetic genetic algorithm for workforce rostering (Curtois & Qu style).
+ *
+ * The array layout mirrors shared/roster/compiled.py, which is authoritative. Sizes: E
+ * employees, D days, S shift types, W weekends in the horizon. Every array is C-contiguous,
+ * row-major, int32_t unless noted.
+ *
+ * | field          | shape     | meaning                                                        |
+ * |----------------|-----------|----------------------------------------------------------------|
+ * | length         | [S]       | shift length in minutes                                        |
+ * | forbidden      | [S, S]    | uint8; forbidden[a*S+b] = 1: b may not be worked the day after a|
+ * | max_shifts     | [E, S]    | most shifts of type s for employee e; 0 = not eligible         |
+ * | min_minutes    | [E]       | lower bound on total minutes (0 = none)                        |
+ * | max_minutes    | [E]       | upper bound on total minutes                                   |
+ * | max_consec     | [E]       | longest run of working days                                    |
+ * | min_consec     | [E]       | shortest run of working days; runs touching day 0 or D-1 exempt|
+ * | min_off        | [E]       | shortest run of days off; runs touching day 0 or D-1 exempt    |
+ * | max_weekends   | [E]       | most worked weekends                                           |
+ * | day_off        | [E, D]    | uint8; 1 = the employee must not work that day                 |
+ * | weekend        | [D]       | weekend index in [0, W) of a Saturday/Sunday, -1 on weekdays   |
+ * | on_ptr         | [E*D + 1] | CSR row pointers into on_shift/on_weight for cell e*D + d      |
+ * | on_shift       | [R_on]    | requested shift index                                          |
+ * | on_weight      | [R_on]    | penalty when the cell holds anything but that shift            |
+ * | off_ptr        | [E*D + 1] | CSR row pointers into off_shift/off_weight                     |
+ * | off_shift      | [R_off]   | shift index the employee asked not to work                     |
+ * | off_weight     | [R_off]   | penalty when the cell holds exactly that shift                 |
+ * | cover_req      | [D, S]    | required number of employees on shift s, day d                 |
+ * | cover_under    | [D, S]    | penalty per missing employee                                   |
+ * | cover_over     | [D, S]    | penalty per extra employee                                     |
+ *
+ * A roster is int32_t [E, D]: -1 for a day off, else the shift index in [0, S).
+ *
+ * Threading: no global mutable state; any number of gr_solve calls may run in parallel on
+ * different gr_progress structs. gr_problem is only read.
+ */
+#ifndef GENERETIC_H
+#define GENERETIC_H
+
+#include <stdint.h>
+
+/* Error codes (negative). gr_validate returns the first problem it finds. */
+#define GR_OK 0
+#define GR_ERR_NULL (-1)          /* a required pointer is NULL */
+#define GR_ERR_SIZES (-2)         /* E, D or S < 1, n_weekends < 0, or R_on/R_off < 0 */
+#define GR_ERR_LENGTH (-3)        /* a shift length is <= 0 or > 1440 */
+#define GR_ERR_FORBIDDEN (-4)     /* forbidden holds a value other than 0/1 */
+#define GR_ERR_MAX_SHIFTS (-5)    /* a negative max_shifts entry */
+#define GR_ERR_MINUTES (-6)       /* negative min/max minutes */
+#define GR_ERR_CONSEC (-7)        /* max_consec/min_consec/min_off < 0 */
+#define GR_ERR_WEEKENDS (-8)      /* negative max_weekends */
+#define GR_ERR_DAY_OFF (-9)       /* day_off holds a value other than 0/1 */
+#define GR_ERR_WEEKEND (-10)      /* weekend[d] outside [-1, W) */
+#define GR_ERR_ON_PTR (-11)       /* on_ptr not monotone, not starting at 0 or not ending at R_on */
+#define GR_ERR_ON_SHIFT (-12)     /* on_shift outside [0, S) */
+#define GR_ERR_OFF_PTR (-13)      /* off_ptr not monotone, not starting at 0 or not ending at R_off */
+#define GR_ERR_OFF_SHIFT (-14)    /* off_shift outside [0, S) */
+#define GR_ERR_WEIGHT (-15)       /* a request or cover weight outside [0, 2^20] */
+#define GR_ERR_COVER (-16)        /* a cover requirement outside [0, 2^20] */
+#define GR_ERR_ROSTER (-17)       /* a roster cell outside [-1, S) (gr_score) */
+#define GR_ERR_CONFIG (-18)       /* a config value out of range */
+#define GR_ERR_NOMEM (-19)        /* allocation failed */
+#define GR_ERR_TOO_LARGE (-20)    /* E*D or E*S > 2^24, D*S > 2^20, S > 1024, W > D */
+
+typedef struct {
+    int32_t n_employees;  /* E */
+    int32_t n_days;       /* D */
+    int32_t n_shifts;     /* S */
+    int32_t n_weekends;   /* W */
+    int32_t n_on;         /* R_on: length of on_shift/on_weight */
+    int32_t n_off;        /* R_off: length of off_shift/off_weight */
+    const int32_t *length;
+    const uint8_t *forbidden;
+    const int32_t *max_shifts;
+    const int32_t *min_minutes;
+    const int32_t *max_minutes;
+    const int32_t *max_consec;
+    const int32_t *min_consec;
+    const int32_t *min_off;
+    const int32_t *max_weekends;
+    const uint8_t *day_off;
+    const int32_t *weekend;
+    const int32_t *on_ptr;
+    const int32_t *on_shift;
+    const int32_t *on_weight;
+    const int32_t *off_ptr;
+    const int32_t *off_shift;
+    const int32_t *off_weight;
+    const int32_t *cover_req;
+    const int32_t *cover_under;
+    const int32_t *cover_over;
+} gr_problem;
+
+typedef struct {
+    double time_limit;        /* seconds of wall time (CLOCK_MONOTONIC), > 0 */
+    uint64_t seed;            /* same seed + same problem + same max_evaluations -> same roster */
+    int32_t population;       /* individuals in the population; 0 = default (10) */
+    int32_t crash_for_test;   /* non-zero: dereference NULL on purpose (reliability tests) */
+    int64_t max_evaluations;  /* stop after this many move evaluations; 0 = unlimited.
+                                 The search never reads the clock to make a decision, so with
+                                 this budget (and a generous time limit) a run is reproducible. */
+} gr_config;
+
+/*
+ * Live progress. The solver writes it (relaxed atomics) while it runs; another thread may read
+ * it at any time and may set `cancel` to non-zero to stop the solve.
+ *
+ * The cffi glue translation unit defines GR_PLAIN_FIELDS and so sees plain int64_t fields;
+ * the solver sees _Atomic int64_t. Both have the same size and alignment (static-asserted in
+ * ga.c and 64-bit atomics are lock-free on the targets we build for), so the layouts agree and
+ * an aligned 8-byte load from Python never tears.
+ */
+#if defined(GR_PLAIN_FIELDS)
+#define GR_ATOMIC_I64 int64_t
+#else
+#include <stdatomic.h>
+#define GR_ATOMIC_I64 _Atomic int64_t
+#endif
+
+typedef struct {
+    GR_ATOMIC_I64 generation;        /* children produced so far */
+    GR_ATOMIC_I64 population;        /* individuals alive */
+    GR_ATOMIC_I64 best_hard;         /* hard violation count of the best roster, -1 = none */
+    GR_ATOMIC_I64 best_penalty;      /* soft penalty of the best roster, -1 = none */
+    GR_ATOMIC_I64 evaluations;       /* move evaluations so far */
+    GR_ATOMIC_I64 first_feasible_ms; /* ms from start to the first hard-feasible roster, -1 */
+    GR_ATOMIC_I64 best_ms;           /* ms from start to the current best roster, -1 */
+    GR_ATOMIC_I64 cancel;            /* written by the caller: non-zero = stop now */
+    GR_ATOMIC_I64 cancelled;         /* set by the solver: it stopped because of cancel */
+    GR_ATOMIC_I64 timed_out;         /* set by the solver: it stopped at the time limit */
+} gr_progress;
+
+/* Bounds-check every array and size. GR_OK or the first GR_ERR_* found. */
+int gr_validate(const gr_problem *p);
+
+/*
+ * Full evaluation. hard_out = number of hard violations (the counting rules documented in
+ * score.c), penalty_out = the Curtois objective. Validates the problem and the roster first.
+ */
+int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
+
+/*
+ * Solve. Returns GR_OK or a negative error code. On GR_OK roster_out (E*D int32) always holds
+ * the best roster found, also when cancelled or timed out. `progress` must not be NULL; its
+ * `cancel` field is read, the other fields are overwritten.
+ */
+int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out);
+
+#endif

@@ -1,0 +1,204 @@
+/* clock_gettime(CLOCK_MONOTONIC) is POSIX, not ISO C */
+#define _POSIX_C_SOURCE 200809L
+/* The memetic loop: a small population of locally optimised rosters; each generation two
+ * tournament-selected parents are crossed, the child is improved by simulated annealing and
+ * replaces the worst member if it is better and not a duplicate. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+_Static_assert(sizeof(GR_ATOMIC_I64) == sizeof(int64_t), "progress layout must match cffi's view");
+_Static_assert(_Alignof(GR_ATOMIC_I64) == _Alignof(int64_t), "progress layout must match cffi's view");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
+#define POLL_EVERY 512
+
+double gr_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int64_t ms_since(const gr_ctx *c) { return (int64_t)((gr_now() - c->start) * 1000.0); }
+
+int gr_ctx_poll(gr_ctx *c)
+{
+    gr_progress *pr = c->progress;
+    atomic_store_explicit(&pr->evaluations, c->evaluations, memory_order_relaxed);
+    c->next_check = c->evaluations + POLL_EVERY;
+    if (c->max_evaluations > 0) {
+        if (c->evaluations >= c->max_evaluations) {
+            c->stop = 3;
+            return c->stop;
+        }
+        if (c->next_check > c->max_evaluations)
+            c->next_check = c->max_evaluations;
+    }
+    if (atomic_load_explicit(&pr->cancel, memory_order_relaxed) != 0)
+        c->stop = 1;
+    else if (gr_now() >= c->deadline)
+        c->stop = 2;
+    return c->stop;
+}
+
+void gr_ctx_offer(gr_ctx *c, const int32_t *roster)
+{
+    int64_t h, pen;
+    if (gr_score_unchecked(c->p, roster, &h, &pen) != GR_OK)
+        return;
+    if (c->best_hard >= 0 && (h > c->best_hard || (h == c->best_hard && pen >= c->best_pen)))
+        return;
+    memcpy(c->best_roster, roster, c->cells * sizeof(int32_t));
+    int64_t now = ms_since(c);
+    gr_progress *pr = c->progress;
+    if (h == 0 && c->best_hard != 0)
+        atomic_store_explicit(&pr->first_feasible_ms, now, memory_order_relaxed);
+    c->best_hard = h;
+    c->best_pen = pen;
+    atomic_store_explicit(&pr->best_ms, now, memory_order_relaxed);
+    atomic_store_explicit(&pr->best_hard, h, memory_order_relaxed);
+    atomic_store_explicit(&pr->best_penalty, pen, memory_order_relaxed);
+}
+
+typedef struct {
+    int32_t *roster;
+    int64_t cost; /* search objective (gr_delta_cost) */
+} member;
+
+static int32_t tournament(gr_rng *rng, const member *pop, int32_t n)
+{
+    int32_t a = gr_rng_below(rng, n), b = gr_rng_below(rng, n);
+    return pop[a].cost <= pop[b].cost ? a : b;
+}
+
+static int is_duplicate(const member *pop, int32_t n, const int32_t *r, int64_t cost, size_t cells)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (pop[i].cost == cost && memcmp(pop[i].roster, r, cells * sizeof(int32_t)) == 0)
+            return 1;
+    return 0;
+}
+
+static void crash_now(void)
+{
+    /* deliberate segfault for the reliability tests: volatile keeps the compiler honest */
+    int *volatile np = NULL;
+    *np = 1;
+}
+
+int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out)
+{
+    int rc = gr_validate(p);
+    if (rc != GR_OK)
+        return rc;
+    if (!cfg || !progress || !roster_out)
+        return GR_ERR_NULL;
+    if (!(cfg->time_limit > 0.0) || !isfinite(cfg->time_limit) || cfg->population < 0 ||
+        cfg->population > 1000 || cfg->max_evaluations < 0)
+        return GR_ERR_CONFIG;
+    if (cfg->crash_for_test)
+        crash_now();
+
+    const size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    const int32_t P = cfg->population > 0 ? cfg->population : 10;
+    gr_state st;
+    if (gr_state_alloc(&st, p) != GR_OK)
+        return GR_ERR_NOMEM;
+    member *pop = calloc((size_t)P, sizeof *pop);
+    int32_t *child = malloc(cells * sizeof *child);
+    int32_t *best_buf = malloc(cells * sizeof *best_buf);
+    int32_t *global = malloc(cells * sizeof *global);
+    int ok = pop && child && best_buf && global;
+    for (int32_t i = 0; ok && i < P; i++)
+        ok = (pop[i].roster = malloc(cells * sizeof(int32_t))) != NULL;
+    if (!ok) {
+        rc = GR_ERR_NOMEM;
+        goto done;
+    }
+
+    gr_rng rng;
+    gr_rng_seed(&rng, cfg->seed);
+    gr_ctx ctx = {0};
+    ctx.progress = progress;
+    ctx.start = gr_now();
+    ctx.deadline = ctx.start + cfg->time_limit;
+    ctx.max_evaluations = cfg->max_evaluations;
+    ctx.next_check = 0;
+    ctx.best_hard = -1;
+    ctx.best_pen = -1;
+    ctx.best_roster = global;
+    ctx.cells = cells;
+    ctx.p = p;
+    atomic_store_explicit(&progress->generation, 0, memory_order_relaxed);
+    atomic_store_explicit(&progress->population, 0, memory_order_relaxed);
+    atomic_store_explicit(&progress->best_hard, -1, memory_order_relaxed);
+    atomic_store_explicit(&progress->best_penalty, -1, memory_order_relaxed);
+    atomic_store_explicit(&progress->evaluations, 0, memory_order_relaxed);
+    atomic_store_explicit(&progress->first_feasible_ms, -1, memory_order_relaxed);
+    atomic_store_explicit(&progress->best_ms, -1, memory_order_relaxed);
+    atomic_store_explicit(&progress->cancelled, 0, memory_order_relaxed);
+    atomic_store_explicit(&progress->timed_out, 0, memory_order_relaxed);
+    gr_ctx_poll(&ctx); /* a cancel set before the call still stops it */
+
+    const int64_t size = (int64_t)cells;
+    gr_ls_params init_ls = {.iterations = 2000 * size, .t_start = 20.0, .t_end = 0.5};
+    gr_ls_params child_ls = {.iterations = 1000 * size, .t_start = 5.0, .t_end = 0.3};
+
+    int32_t n = 0;
+    for (; n < P; n++) {
+        gr_greedy_start(&st, &rng, &ctx);
+        gr_ctx_offer(&ctx, st.roster);
+        if (!ctx.stop)
+            gr_local_search(&st, &rng, &ctx, &init_ls, best_buf);
+        memcpy(pop[n].roster, st.roster, cells * sizeof(int32_t));
+        pop[n].cost = gr_delta_cost(st.total);
+        gr_ctx_offer(&ctx, st.roster);
+        atomic_store_explicit(&progress->population, n + 1, memory_order_relaxed);
+        if (ctx.stop) {
+            n++;
+            break;
+        }
+    }
+
+    int64_t generation = 0;
+    while (!ctx.stop && n >= 2) {
+        int32_t a = tournament(&rng, pop, n), b = tournament(&rng, pop, n);
+        if (a == b)
+            b = (a + 1 + gr_rng_below(&rng, n - 1)) % n;
+        gr_crossover(p, pop[a].roster, pop[b].roster, child, &rng);
+        gr_state_load(&st, child);
+        gr_local_search(&st, &rng, &ctx, &child_ls, best_buf);
+        int64_t cost = gr_delta_cost(st.total);
+        gr_ctx_offer(&ctx, st.roster);
+        int32_t worst = 0;
+        for (int32_t i = 1; i < n; i++)
+            if (pop[i].cost > pop[worst].cost)
+                worst = i;
+        if (cost < pop[worst].cost && !is_duplicate(pop, n, st.roster, cost, cells)) {
+            memcpy(pop[worst].roster, st.roster, cells * sizeof(int32_t));
+            pop[worst].cost = cost;
+        }
+        generation++;
+        atomic_store_explicit(&progress->generation, generation, memory_order_relaxed);
+    }
+
+    memcpy(roster_out, global, cells * sizeof(int32_t));
+    atomic_store_explicit(&progress->evaluations, ctx.evaluations, memory_order_relaxed);
+    atomic_store_explicit(&progress->cancelled, ctx.stop == 1, memory_order_relaxed);
+    atomic_store_explicit(&progress->timed_out, ctx.stop == 2, memory_order_relaxed);
+    rc = GR_OK;
+done:
+    if (pop)
+        for (int32_t i = 0; i < P; i++)
+            free(pop[i].roster);
+    free(pop);
+    free(child);
+    free(best_buf);
+    free(global);
+    gr_state_free(&st);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* Constructive start: fill cover slots most-constrained-first (fewest employees who could take
+ * them), each with the cheapest employee whose assignment breaks no "max"-type hard rule.
+ * Min-type rules (minimum runs, days off runs, minimum minutes) only make sense for a finished
+ * row, so they are relaxed while building and left for the local search. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct {
+    uint64_t key;
+    int32_t d, s;
+} slot;
+
+static int slot_cmp(const void *x, const void *y)
+{
+    uint64_t a = ((const slot *)x)->key, b = ((const slot *)y)->key;
+    return (a > b) - (a < b);
+}
+
+void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
+{
+    const gr_problem *p = st->p;
+    const int32_t E = st->E, D = st->D, S = st->S;
+    int64_t n_slots = 0;
+    for (int64_t k = 0; k < (int64_t)D * S; k++)
+        n_slots += p->cover_req[k] > 0;
+    slot *slots = malloc(((size_t)n_slots + 1) * sizeof *slots);
+    int32_t *empty = malloc((size_t)E * (size_t)D * sizeof *empty);
+    if (!slots || !empty) {
+        free(slots);
+        free(empty);
+        return; /* the caller starts from whatever st holds */
+    }
+    for (int64_t i = 0; i < (int64_t)E * D; i++)
+        empty[i] = -1;
+    st->relax_min = 1;
+    gr_state_load(st, empty);
+
+    int64_t n = 0;
+    for (int32_t d = 0; d < D; d++)
+        for (int32_t s = 0; s < S; s++) {
+            if (p->cover_req[(int64_t)d * S + s] <= 0)
+                continue;
+            uint64_t avail = 0;
+            for (int32_t e = 0; e < E; e++)
+                avail += p->max_shifts[(int64_t)e * S + s] > 0 && !p->day_off[(int64_t)e * D + d];
+            slots[n].key = (avail << 32) | (gr_rng_next(rng) >> 32);
+            slots[n].d = d;
+            slots[n].s = s;
+            n++;
+        }
+    qsort(slots, (size_t)n, sizeof *slots, slot_cmp);
+
+    /* one pass per unit of requirement, so scarce slots get their first worker before
+     * plentiful ones get their third */
+    int progress = 1;
+    while (progress && !ctx->stop) {
+        progress = 0;
+        for (int64_t i = 0; i < n && !ctx->stop; i++) {
+            int32_t d = slots[i].d, s = slots[i].s;
+            int64_t k = (int64_t)d * S + s;
+            if (st->cover[k] >= p->cover_req[k])
+                continue;
+            int32_t best_e = -1, ties = 0;
+            int64_t best_cost = 0;
+            for (int32_t e = 0; e < E; e++) {
+                int64_t c = (int64_t)e * D + d;
+                if (st->roster[c] >= 0 || p->day_off[c] || p->max_shifts[(int64_t)e * S + s] <= 0)
+                    continue;
+                gr_delta dl = gr_state_delta(st, e, d, d, &s, 1);
+                if (gr_ctx_tick(ctx))
+                    break;
+                if (dl.hard > 0 || dl.minutes > 0)
+                    continue;
+                int64_t cost = gr_delta_cost(dl);
+                if (best_e < 0 || cost < best_cost) {
+                    best_e = e;
+                    best_cost = cost;
+                    ties = 1;
+                } else if (cost == best_cost && gr_rng_below(rng, ++ties) == 0) {
+                    best_e = e;
+                }
+            }
+            if (best_e >= 0 && !ctx->stop) {
+                gr_delta dl = gr_state_delta(st, best_e, d, d, &s, 1);
+                gr_state_apply(st, best_e, d, d, &s, 1, dl);
+                progress = 1;
+            }
+        }
+    }
+    st->relax_min = 0;
+    free(empty);
+    /* aggregates do not depend on relax_min: only the totals need recomputing */
+    st->total = gr_state_full(st);
+    free(slots);
+}

@@ -1,0 +1,126 @@
+/* Internal declarations shared by the solver's translation units. Not part of the API. */
+#ifndef GR_INTERNAL_H
+#define GR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "generetic.h"
+
+/* ---- rng.c: xoshiro256** seeded through splitmix64; one generator per solve. ---- */
+typedef struct {
+    uint64_t s[4];
+} gr_rng;
+
+void gr_rng_seed(gr_rng *r, uint64_t seed);
+uint64_t gr_rng_next(gr_rng *r);
+/* Uniform in [0, n), n > 0. */
+int32_t gr_rng_below(gr_rng *r, int32_t n);
+/* Uniform in [0, 1). */
+double gr_rng_unit(gr_rng *r);
+
+/* ---- score.c: exact counting, the reference the Python evaluator must equal. ---- */
+int gr_score_unchecked(const gr_problem *p, const int32_t *roster, int64_t *hard, int64_t *pen);
+
+/* ---- delta.c: incremental search state. ----
+ * The search minimises HARD_WEIGHT * hard + pen, where `hard` is a magnitude (excess shifts,
+ * missing minutes, days a run is too short...) rather than the violation count: a magnitude
+ * tells the search which way is "less infeasible". It is zero exactly when the count is. */
+#define GR_HARD_WEIGHT 1000
+/* Hard units per minute of total-minutes deviation: 480 minutes ~ 2 units. */
+#define GR_MINUTE_DIV 240
+
+typedef struct {
+    int64_t hard; /* magnitude units; minutes are kept in minutes and divided at the end */
+    int64_t minutes;
+    int64_t pen;
+} gr_delta;
+
+static inline int64_t gr_delta_cost(gr_delta d)
+{
+    /* in units of 1/GR_MINUTE_DIV penalty point */
+    return (d.hard * GR_MINUTE_DIV + d.minutes) * GR_HARD_WEIGHT + d.pen * GR_MINUTE_DIV;
+}
+
+typedef struct {
+    const gr_problem *p;
+    int32_t E, D, S, W;
+    int32_t *roster;    /* [E*D] */
+    int32_t *count;     /* [E*S] shifts of each type per employee */
+    int32_t *minutes;   /* [E] */
+    int32_t *wk_days;   /* [E*W] worked days inside each weekend */
+    int32_t *wk_worked; /* [E] worked weekends */
+    int32_t *cover;     /* [D*S] employees on shift s day d */
+    int32_t *elig;      /* [E*S] eligible shifts per employee, first n_elig[e] used */
+    int32_t *n_elig;    /* [E] */
+    int32_t *scratch_vals; /* [D] saved row segment */
+    int32_t *scratch_cnt;  /* [S] per-shift count change, kept all zero between calls */
+    int32_t *scratch_wk;   /* [W] per-weekend worked-day change, kept all zero between calls */
+    int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
+    gr_delta total;     /* current objective parts */
+} gr_state;
+
+int gr_state_alloc(gr_state *st, const gr_problem *p);
+void gr_state_free(gr_state *st);
+/* Load a roster and recompute every aggregate and the total from scratch. */
+void gr_state_load(gr_state *st, const int32_t *roster);
+/* The objective parts recomputed from scratch (consistency checks). */
+gr_delta gr_state_full(const gr_state *st);
+/* Delta of setting employee e's days [a, b] to vals[0 .. b-a]; cover changes included when
+ * with_cover (swaps between employees on the same days leave cover unchanged). */
+gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                        int with_cover);
+void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                    int with_cover, gr_delta d);
+static inline int gr_better(gr_delta a, gr_delta b)
+{
+    return gr_delta_cost(a) < gr_delta_cost(b);
+}
+
+/* ---- search context: budget, clock, cancel and progress shared by all phases. ---- */
+typedef struct {
+    gr_progress *progress;
+    double start;          /* CLOCK_MONOTONIC seconds */
+    double deadline;
+    int64_t max_evaluations;
+    int64_t evaluations;
+    int64_t next_check;
+    int stop;              /* 1 = cancelled, 2 = timed out, 3 = evaluation budget spent */
+    int64_t best_hard;     /* exact counts of the best roster so far, -1 = none */
+    int64_t best_pen;
+    int32_t *best_roster;
+    size_t cells;
+    const gr_problem *p;
+} gr_ctx;
+
+double gr_now(void);
+/* Called every few hundred evaluations: publishes progress, reads cancel, checks the clock. */
+int gr_ctx_poll(gr_ctx *c);
+/* Offer a roster as a global best candidate (exact counts computed here). */
+void gr_ctx_offer(gr_ctx *c, const int32_t *roster);
+static inline int gr_ctx_tick(gr_ctx *c)
+{
+    c->evaluations++;
+    if (c->evaluations >= c->next_check)
+        return gr_ctx_poll(c);
+    return c->stop;
+}
+
+/* ---- greedy_start.c ---- */
+void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx);
+
+/* ---- local_search.c: simulated annealing over change / swap / block moves. ---- */
+typedef struct {
+    int64_t iterations;
+    double t_start;
+    double t_end;
+} gr_ls_params;
+/* Runs on st; leaves st at the best state seen. */
+void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
+                     int32_t *best_buf);
+
+/* ---- crossover.c ---- */
+void gr_crossover(const gr_problem *p, const int32_t *a, const int32_t *b, int32_t *child,
+                  gr_rng *rng);
+
+#endif

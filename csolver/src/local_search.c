@@ -1,0 +1,181 @@
+/* Simulated annealing over three neighbourhoods, all scored incrementally (delta.c):
+ *   change - one cell to another eligible shift or to a day off (fixes cover and counts);
+ *   swap   - two employees exchange their cells over 1..k consecutive days. Cover is
+ *            unchanged, so it polishes requests and rules without breaking cover;
+ *   block  - one employee's run of 2..7 days set to one shift or to off: builds or removes whole
+ *            work runs, which single-cell moves cannot do without passing through min-run
+ *            violations.
+ * Moves that would put a shift on a fixed day off or on an ineligible type are never proposed.
+ * The schedule depends only on the iteration count, never on the clock, so a run with an
+ * evaluation budget is reproducible. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SWAP_MAX 7
+#define BLOCK_MAX 7
+
+typedef struct {
+    int32_t e1, e2, a, b, kind; /* kind: 0 change/block (one employee, cover), 1 swap */
+    gr_delta d1, d2;
+} move;
+
+static int allowed(const gr_state *st, int32_t e, int32_t d, int32_t v)
+{
+    if (v < 0)
+        return 1;
+    return !st->p->day_off[(int64_t)e * st->D + d] && st->p->max_shifts[(int64_t)e * st->S + v] > 0;
+}
+
+/* Random value for cell (e, d) different from cur: an eligible shift or -1. */
+static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int32_t cur,
+                      int32_t *out)
+{
+    int32_t ne = st->n_elig[e];
+    if (st->p->day_off[(int64_t)e * st->D + d]) {
+        *out = -1;
+        return cur != -1;
+    }
+    if (ne == 0 || (ne == 1 && cur >= 0 && st->elig[(int64_t)e * st->S] == cur)) {
+        *out = -1;
+        return cur != -1;
+    }
+    for (;;) {
+        int32_t k = gr_rng_below(rng, ne + 1);
+        int32_t v = k == ne ? -1 : st->elig[(int64_t)e * st->S + k];
+        if (v != cur) {
+            *out = v;
+            return 1;
+        }
+    }
+}
+
+static int propose(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32_t *v2)
+{
+    const int32_t E = st->E, D = st->D;
+    int32_t r = gr_rng_below(rng, 100);
+    if (r < 45 || (E < 2 && r < 70)) { /* change */
+        int32_t e = gr_rng_below(rng, E), d = gr_rng_below(rng, D);
+        if (!pick_value(st, rng, e, d, st->roster[(int64_t)e * D + d], v1))
+            return 0;
+        m->kind = 0;
+        m->e1 = e;
+        m->a = m->b = d;
+        m->d1 = gr_state_delta(st, e, d, d, v1, 1);
+        return 1;
+    }
+    if (r < 85 && E >= 2) { /* swap */
+        int32_t e1 = gr_rng_below(rng, E), e2 = gr_rng_below(rng, E - 1);
+        e2 += e2 >= e1;
+        int32_t k = 1 + gr_rng_below(rng, SWAP_MAX < D ? SWAP_MAX : D);
+        int32_t a = gr_rng_below(rng, D - k + 1), b = a + k - 1;
+        const int32_t *r1 = st->roster + (int64_t)e1 * D, *r2 = st->roster + (int64_t)e2 * D;
+        int diff = 0;
+        for (int32_t d = a; d <= b; d++) {
+            v1[d - a] = r2[d];
+            v2[d - a] = r1[d];
+            diff |= r1[d] != r2[d];
+            if (!allowed(st, e1, d, r2[d]) || !allowed(st, e2, d, r1[d]))
+                return 0;
+        }
+        if (!diff)
+            return 0;
+        m->kind = 1;
+        m->e1 = e1;
+        m->e2 = e2;
+        m->a = a;
+        m->b = b;
+        m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
+        m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
+        return 1;
+    }
+    /* block */
+    int32_t e = gr_rng_below(rng, E);
+    int32_t k = 2 + gr_rng_below(rng, BLOCK_MAX - 1);
+    if (k > D)
+        k = D;
+    int32_t a = gr_rng_below(rng, D - k + 1), b = a + k - 1;
+    int32_t ne = st->n_elig[e];
+    int32_t v = (ne == 0 || gr_rng_below(rng, 2) == 0) ? -1
+                                                       : st->elig[(int64_t)e * st->S +
+                                                                  gr_rng_below(rng, ne)];
+    const int32_t *row = st->roster + (int64_t)e * D;
+    int diff = 0;
+    for (int32_t d = a; d <= b; d++) {
+        v1[d - a] = allowed(st, e, d, v) ? v : -1;
+        diff |= v1[d - a] != row[d];
+    }
+    if (!diff)
+        return 0;
+    m->kind = 0;
+    m->e1 = e;
+    m->a = a;
+    m->b = b;
+    m->d1 = gr_state_delta(st, e, a, b, v1, 1);
+    return 1;
+}
+
+void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
+                     int32_t *best_buf)
+{
+    const size_t cells = (size_t)st->E * (size_t)st->D;
+    int32_t *v1 = malloc((size_t)st->D * sizeof *v1), *v2 = malloc((size_t)st->D * sizeof *v2);
+    if (!v1 || !v2) {
+        free(v1);
+        free(v2);
+        return;
+    }
+    int64_t cur = gr_delta_cost(st->total), best = cur;
+    int cur_is_best = 1;
+    double t = lp->t_start * GR_MINUTE_DIV;
+    const double t_end = lp->t_end * GR_MINUTE_DIV;
+    /* geometric cooling, applied every 64 iterations to keep pow() out of the loop */
+    const double steps = lp->iterations > 64 ? (double)lp->iterations / 64.0 : 1.0;
+    const double factor = pow(t_end / t, 1.0 / steps);
+    int64_t it = 0;
+    move m;
+    while (it < lp->iterations) {
+        if (gr_ctx_tick(ctx))
+            break;
+        it++;
+        if ((it & 63) == 0)
+            t *= factor;
+        if (!propose(st, rng, &m, v1, v2))
+            continue;
+        gr_delta dl = m.d1;
+        if (m.kind == 1) {
+            dl.hard += m.d2.hard;
+            dl.minutes += m.d2.minutes;
+            dl.pen += m.d2.pen;
+        }
+        int64_t dc = gr_delta_cost(dl);
+        if (dc > 0) {
+            double x = (double)dc / t;
+            if (x > 30.0 || gr_rng_unit(rng) >= exp(-x))
+                continue;
+            if (cur_is_best) { /* leaving the best: keep a copy first (lazy best tracking) */
+                memcpy(best_buf, st->roster, cells * sizeof(int32_t));
+                cur_is_best = 0;
+            }
+        }
+        if (m.kind == 1) {
+            gr_state_apply(st, m.e1, m.a, m.b, v1, 0, m.d1);
+            gr_state_apply(st, m.e2, m.a, m.b, v2, 0, m.d2);
+        } else {
+            gr_state_apply(st, m.e1, m.a, m.b, v1, 1, m.d1);
+        }
+        cur += dc;
+        if (cur < best || (cur == best && !cur_is_best)) {
+            best = cur;
+            cur_is_best = 1;
+            if (st->total.hard == 0 && st->total.minutes == 0 && ctx->best_hard != 0)
+                gr_ctx_offer(ctx, st->roster); /* first feasible roster: publish it now */
+        }
+    }
+    if (!cur_is_best)
+        gr_state_load(st, best_buf);
+    free(v1);
+    free(v2);
+}

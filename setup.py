@@ -1,0 +1,3 @@
+from setuptools import setup
+
+setup(cffi_modules=["csolver/build_generetic.py:ffibuilder"])
