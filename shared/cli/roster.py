@@ -1,0 +1,299 @@
+"""Local roster commands: import a benchmark, generate an instance, solve in-process, evaluate.
+
+Everything here runs without the services, so it doubles as the debugging path when Redis or
+the C build is broken (`--solver greedy`).
+
+Exit codes: 0 success (for `evaluate`: the roster is feasible), 1 a hard rule is broken,
+2 invalid input, 3 the chosen solver cannot run here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from shared.roster.compiled import I32, compile_request
+from shared.roster.curtois import CurtoisFormatError, load_curtois, roster_from_tsv, roster_to_tsv
+from shared.roster.evaluator import build_result
+from shared.roster.generator import generate as generate_instance
+from shared.roster.model import (
+    Implementation,
+    SolveRequest,
+    SolveResult,
+    SolverOptions,
+    SolverStats,
+)
+from shared.roster.parse import InvalidRequest, parse_request
+from shared.roster.solving import SolveControl, SolverUnavailable, solve_request
+
+EXIT_INFEASIBLE = 1
+EXIT_INVALID = 2
+EXIT_UNAVAILABLE = 3
+POLL_SECONDS = 0.1
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+class Output(StrEnum):
+    JSON = "json"
+    TSV = "tsv"
+    TABLE = "table"
+
+
+SolverOpt = Annotated[
+    Implementation | None,
+    typer.Option("--solver", help="Solver implementation (default: the request's own)."),
+]
+TimeLimitOpt = Annotated[
+    float | None, typer.Option("--time-limit", help="Time limit in seconds.", min=0.001)
+]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="Random seed.", min=0)]
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", markup=True)
+    return typer.Exit(code)
+
+
+def is_curtois(path: Path, text: str) -> bool:
+    """Curtois instances are `.txt` files starting with comments or a section header; requests
+    are JSON objects."""
+    if path.suffix.lower() == ".json":
+        return False
+    first = text.lstrip()[:1]
+    return path.suffix.lower() == ".txt" or first in {"#", "S"}
+
+
+def read_request(path: Path) -> SolveRequest:
+    """A request from a JSON file or a Curtois text file, or exit 2 naming what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise fail(f"{path}: {e.strerror or e}") from e
+    try:
+        if is_curtois(path, text):
+            return load_curtois(path)
+        return parse_request(text)
+    except CurtoisFormatError as e:
+        raise fail(f"{path}: {e}") from e
+    except InvalidRequest as e:
+        raise fail(f"{path}: {e.reason}") from e
+
+
+def with_options(
+    req: SolveRequest, solver: Implementation | None, time_limit: float | None, seed: int | None
+) -> SolveRequest:
+    current = req.solver
+    options = SolverOptions(
+        implementation=solver or current.implementation,
+        time_limit_seconds=time_limit if time_limit is not None else current.time_limit_seconds,
+        seed=seed if seed is not None else current.seed,
+    )
+    return req.model_copy(update={"solver": options})
+
+
+def roster_of(req: SolveRequest, result: SolveResult) -> I32:
+    return compile_request(req).encode([a.shifts for a in result.assignments])
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def import_curtois(
+    file: Annotated[Path, typer.Argument(help="Curtois & Qu instance (InstanceN.txt).")],
+    solver: SolverOpt = None,
+    time_limit: TimeLimitOpt = None,
+    seed: SeedOpt = None,
+) -> None:
+    """Convert a Curtois & Qu benchmark instance to a solve request (JSON on stdout)."""
+    try:
+        req = load_curtois(file)
+    except OSError as e:
+        raise fail(f"{file}: {e.strerror or e}") from e
+    except CurtoisFormatError as e:
+        raise fail(f"{file}: {e}") from e
+    print(with_options(req, solver, time_limit, seed).model_dump_json(indent=2))
+
+
+def generate(
+    employees: Annotated[int, typer.Option(min=1, help="Number of employees.")] = 80,
+    shifts: Annotated[int, typer.Option(min=0, help="Total shifts to cover.")] = 200,
+    seed: Annotated[int, typer.Option(min=0, help="Generator (and solver) seed.")] = 0,
+    days: Annotated[int | None, typer.Option(min=1, help="Horizon (default: sized)")] = None,
+    solver: SolverOpt = None,
+    time_limit: TimeLimitOpt = None,
+) -> None:
+    """Generate a realistic roster instance (JSON on stdout)."""
+    try:
+        req = generate_instance(employees=employees, shifts=shifts, seed=seed, days=days)
+    except ValueError as e:
+        raise fail(str(e)) from e
+    print(with_options(req, solver, time_limit, seed).model_dump_json(indent=2))
+
+
+def solve(
+    file: Annotated[Path, typer.Argument(help="Request JSON or Curtois .txt instance.")],
+    solver: SolverOpt = None,
+    time_limit: TimeLimitOpt = None,
+    seed: SeedOpt = None,
+    output: Annotated[Output, typer.Option("--output", "-o")] = Output.JSON,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Solve a roster in-process and print the result."""
+    req = with_options(read_request(file), solver, time_limit, seed)
+    result = run_with_progress(req, show=not quiet)
+    if output is Output.JSON:
+        print(result.model_dump_json(indent=2))
+    elif output is Output.TSV:
+        print(roster_to_tsv(req, roster_of(req, result)), end="")
+    else:
+        print_table(req, result)
+
+
+def evaluate(
+    file: Annotated[Path, typer.Argument(help="Request JSON or Curtois .txt instance.")],
+    roster: Annotated[Path, typer.Argument(help="Roster in the official TSV layout.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable breakdown.")] = False,
+) -> None:
+    """Score a roster; exit 0 when it is feasible, 1 when a hard rule is broken."""
+    req = read_request(file)
+    problem = compile_request(req)
+    try:
+        grid = roster_from_tsv(roster.read_text(encoding="utf-8"), problem)
+    except OSError as e:
+        raise fail(f"{roster}: {e.strerror or e}") from e
+    except CurtoisFormatError as e:
+        raise fail(f"{roster}: {e}") from e
+    # build_result wants solver stats; an evaluation has none, so they are left out below.
+    stats = SolverStats(implementation=Implementation.GREEDY, seed=0, time_ms=0.0)
+    result = build_result(problem, grid, stats)
+    if as_json:
+        report: dict[str, Any] = {
+            "hard_violations": result.score.hard_violations,
+            "penalty": result.score.penalty,
+            **result.model_dump(mode="json", exclude={"stats", "version"}),
+        }
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(req, result, show_stats=False)
+    if not result.feasible:
+        raise typer.Exit(EXIT_INFEASIBLE)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
+    """Solve in a worker thread while a progress bar on stderr shows time and best score."""
+    control = SolveControl()
+    box: dict[str, SolveResult | BaseException] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = solve_request(req, control=control)
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    limit = req.solver.time_limit_seconds
+    worker = threading.Thread(target=work, name="solve", daemon=True)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[elapsed]:.1f}/{task.fields[limit]:.0f} s"),
+        TextColumn("{task.fields[best]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    )
+    started = time.monotonic()
+    try:
+        with bar:
+            task = bar.add_task(
+                f"solving ({req.solver.implementation})",
+                total=limit,
+                elapsed=0.0,
+                limit=limit,
+                best="no roster yet",
+            )
+            worker.start()
+            while worker.is_alive():
+                worker.join(POLL_SECONDS)
+                control.refresh()
+                p = control.progress
+                elapsed = time.monotonic() - started
+                best = (
+                    "no roster yet"
+                    if p.best_hard < 0
+                    else f"best {p.best_hard} hard / {p.best_penalty} soft"
+                )
+                bar.update(task, completed=min(elapsed, limit), elapsed=elapsed, best=best)
+    except KeyboardInterrupt:
+        control.cancel.set()
+        worker.join()
+    error = box.get("error")
+    if isinstance(error, SolverUnavailable):
+        raise fail(str(error), EXIT_UNAVAILABLE)
+    if error is not None:
+        raise error
+    result = box["result"]
+    assert isinstance(result, SolveResult)
+    return result
+
+
+def print_table(req: SolveRequest, result: SolveResult, show_stats: bool = True) -> None:
+    start = req.horizon.start_date
+    grid = Table(title=req.name or "roster", show_lines=False, pad_edge=False)
+    grid.add_column("employee", no_wrap=True)
+    for d in range(req.horizon.days):
+        date = start.fromordinal(start.toordinal() + d)
+        style = "bold magenta" if date.weekday() >= 5 else ""
+        grid.add_column(f"{d}\n{date.strftime('%a')[:2]}", justify="center", style=style)
+    hard_by_emp = {e.employee: e for e in result.employees}
+    for a in result.assignments:
+        marker = " [red]![/red]" if hard_by_emp[a.employee].hard_violations else ""
+        grid.add_row(a.employee + marker, *[s or "·" for s in a.shifts])
+    out.print(grid)
+
+    rules = Table(title="score breakdown")
+    rules.add_column("rule")
+    rules.add_column("kind")
+    rules.add_column("hard violations", justify="right")
+    rules.add_column("penalty", justify="right")
+    for r in result.breakdown:
+        rules.add_row(
+            r.rule,
+            "hard" if r.hard else "soft",
+            f"[red]{r.hard_violations}[/red]" if r.hard_violations else "0",
+            str(r.penalty),
+        )
+    rules.add_row(
+        "[bold]total[/bold]",
+        "",
+        f"[bold]{result.score.hard_violations}[/bold]",
+        f"[bold]{result.score.penalty}[/bold]",
+    )
+    out.print(rules)
+    verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
+    line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
+    if show_stats:
+        s = result.stats
+        line += f" ({s.implementation}, seed {s.seed}, {s.time_ms:.0f} ms)"
+    out.print(line)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import-curtois")(import_curtois)
+    app.command("generate")(generate)
+    app.command("solve")(solve)
+    app.command("evaluate")(evaluate)
