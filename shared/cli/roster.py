@@ -244,7 +244,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     error = box.get("error")
     if isinstance(error, SolverUnavailable):
         raise fail(str(error), EXIT_UNAVAILABLE)
-    if error is not None:
+    if isinstance(error, BaseException):
         raise error
     result = box["result"]
     assert isinstance(result, SolveResult)
