@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.broker import Service
-from shared.events import EventWriter
+from shared.event_writer import EventWriter
 from shared.jobs import JobRecords, JobState
 from shared.messages import Outcome, OutcomeKind
 
