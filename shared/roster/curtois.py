@@ -274,7 +274,8 @@ def roster_from_tsv(text: str, problem: Problem | SolveRequest) -> I32:
     days = problem.n_days if isinstance(problem, Problem) else problem.horizon.days
     index = {s: i for i, s in enumerate(shift_ids)}
     lines = text.replace("\r", "").split("\n")
-    while lines and lines[-1].strip() == "":
+    # Only truly empty trailing lines go: a row of tabs alone is an employee with no shifts.
+    while lines and lines[-1] == "":
         lines.pop()
     if len(lines) != len(employee_ids):
         raise CurtoisFormatError(
