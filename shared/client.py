@@ -1,0 +1,96 @@
+"""A small Python client of the public contract: submit, cancel, follow events, read status.
+
+It writes flat fields exactly as a foreign producer (a Node monolith) would, so the CLI
+exercises the same path as any other client.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from shared.jobs import JobRecords
+from shared.settings import Settings
+from shared.streams import Names
+
+TERMINAL_TYPES = {"solver.completed", "solver.failed"}
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+class Client:
+    def __init__(self, redis_url: str, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings(redis_url=redis_url)
+        self.names = Names.from_settings(self.settings)
+        self.redis = aioredis.Redis.from_url(redis_url)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def last_event_id(self) -> str:
+        """Where to start following so that only events written from now on are read."""
+        last = await self.redis.xrevrange(self.names.events, count=1)
+        return _text(last[0][0]) if last else "0-0"
+
+    async def submit(
+        self,
+        payload: str,
+        *,
+        job_id: str | None = None,
+        not_before: dt.datetime | None = None,
+        traceparent: str | None = None,
+    ) -> str:
+        job_id = job_id or uuid.uuid4().hex
+        fields: dict[str, str] = {"type": "solve", "job_id": job_id, "payload": payload}
+        if not_before is not None:
+            fields["not_before"] = not_before.isoformat()
+        if traceparent:
+            fields["traceparent"] = traceparent
+        await self.redis.xadd(
+            self.names.intake, fields, maxlen=self.settings.stream_maxlen, approximate=True
+        )  # type: ignore[arg-type]
+        return job_id
+
+    async def cancel(self, job_id: str) -> None:
+        await self.redis.xadd(
+            self.names.intake,
+            {"type": "cancel", "job_id": job_id},
+            maxlen=self.settings.stream_maxlen,
+            approximate=True,
+        )
+
+    async def events(
+        self, job_id: str, *, after: str = "0-0", block_ms: int = 1000
+    ) -> AsyncIterator[dict[str, str]]:
+        """The job's events in order, ending after its terminal event.
+
+        From `after` (default: the start of the retained stream), so a late watcher still
+        sees a job that already finished while its events are retained.
+        """
+        last = after
+        while True:
+            batch = await self.redis.xread({self.names.events: last}, count=500, block=block_ms)
+            for _stream, entries in batch or []:
+                for entry_id, raw in entries:
+                    last = _text(entry_id)
+                    fields = {_text(k): _text(v) for k, v in raw.items()}
+                    if fields.get("job_id") != job_id:
+                        continue
+                    yield fields
+                    if fields.get("type") in TERMINAL_TYPES:
+                        return
+
+    async def status(self, job_id: str) -> dict[str, str]:
+        return await JobRecords(self.redis, self.names, self.settings).get(job_id)
