@@ -1,0 +1,264 @@
+"""Queue health read straight from Redis: what `shiftstream stats` shows and metrics can export.
+
+Everything comes from Redis itself (XLEN, XINFO GROUPS, XPENDING, the public events stream and
+the job records), so the numbers are right however many service replicas run and even when
+every service is down: that is when an operator needs them most.
+
+Times are measured against the Redis server clock (TIME), because stream ids are stamped by
+that clock; the CLI's own clock may be off by seconds on an operator's laptop.
+
+Window figures (jobs per minute, fallback rate, solve time, queue wait) come from the terminal
+events in `solver-events` over the last `window` seconds. Queue wait (enqueue -> start of the
+first solve) comes from the job record: `started_at - submitted_at` where the services write
+them (falling back to `created_at`, which the first record write sets at intake).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from pydantic import BaseModel, Field
+
+from shared.streams import Names
+
+# Enough pending entries to find the longest idle one in practice, without XPENDING over a
+# backlog of millions.
+PENDING_SAMPLE = 100
+# Bound on the events read for the window: at 1 progress event per second per job, 5 minutes of
+# 50 concurrent solves is 15k entries; past the bound the window is marked truncated.
+MAX_WINDOW_ENTRIES = 50_000
+PAGE = 1_000
+# Job-record fields for queue wait, first present wins. `created_at` is set by the first write
+# of the record (intake), `started_at` by the solver when it begins the first attempt.
+ENQUEUE_FIELDS = ("submitted_at", "created_at")
+START_FIELDS = ("started_at",)
+
+
+class StreamStats(BaseModel):
+    role: str = Field(description="intake, jobs, fallback, failures, outcomes, events or dead")
+    stream: str
+    length: int
+    exists: bool
+
+
+class GroupStats(BaseModel):
+    service: str
+    stream: str
+    group: str
+    exists: bool
+    consumers: int = 0
+    pending: int = 0
+    lag: int | None = Field(
+        default=None,
+        description="Entries not yet delivered to the group; None when Redis cannot tell "
+        "(entries deleted or trimmed past the group's position)",
+    )
+    oldest_pending_id: str | None = None
+    oldest_pending_age_s: float | None = Field(
+        default=None, description="Seconds since the oldest pending entry was written"
+    )
+    max_idle_s: float | None = Field(
+        default=None, description="Longest time since delivery among the oldest pending entries"
+    )
+    max_deliveries: int | None = None
+
+
+class WindowStats(BaseModel):
+    window_s: float
+    completed: int = 0
+    failed: int = 0
+    fallbacks: int = 0
+    jobs_per_minute: float = 0.0
+    fallback_rate: float | None = Field(
+        default=None, description="Completed with solver_used=greedy / all completed"
+    )
+    failures_by_class: dict[str, int] = Field(default_factory=dict)
+    solve_ms_p50: float | None = None
+    solve_ms_p95: float | None = None
+    queue_wait_ms_p50: float | None = None
+    queue_wait_ms_p95: float | None = None
+    queue_wait_samples: int = 0
+    scanned: int = 0
+    truncated: bool = False
+
+
+class QueueStats(BaseModel):
+    at: float = Field(description="Redis server time, Unix seconds")
+    prefix: str
+    streams: list[StreamStats]
+    groups: list[GroupStats]
+    dead_letters: int
+    scheduled: int = Field(description="Jobs waiting in the delay schedule (retries, not_before)")
+    window: WindowStats
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default), None for no data."""
+    if not values:
+        return None
+    data = sorted(values)
+    pos = (len(data) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _id_ms(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])
+
+
+def _server_time(r: redis.Redis) -> float:
+    sec, usec = r.time()
+    return float(sec) + float(usec) / 1e6
+
+
+def _stream_stats(r: redis.Redis, names: Names) -> list[StreamStats]:
+    roles = {
+        "intake": names.intake,
+        "jobs": names.jobs,
+        "fallback": names.fallback,
+        "failures": names.failures,
+        "outcomes": names.outcomes,
+        "events": names.events,
+        "dead": names.dead,
+    }
+    pipe = r.pipeline(transaction=False)
+    for stream in roles.values():
+        pipe.exists(stream)
+        pipe.xlen(stream)
+    res = pipe.execute()
+    return [
+        StreamStats(role=role, stream=stream, exists=bool(res[2 * i]), length=int(res[2 * i + 1]))
+        for i, (role, stream) in enumerate(roles.items())
+    ]
+
+
+def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: float) -> GroupStats:
+    try:
+        infos = r.xinfo_groups(stream)
+    except redis.ResponseError:  # no such stream yet
+        return GroupStats(service=service, stream=stream, group=group, exists=False)
+    info = next((g for g in infos if _text(g["name"]) == group), None)
+    if info is None:
+        return GroupStats(service=service, stream=stream, group=group, exists=False)
+    lag = info.get("lag")
+    stats = GroupStats(
+        service=service,
+        stream=stream,
+        group=group,
+        exists=True,
+        consumers=int(info.get("consumers", 0)),
+        pending=int(info.get("pending", 0)),
+        lag=None if lag is None else int(lag),
+    )
+    if stats.pending:
+        summary = r.xpending(stream, group)
+        oldest = summary.get("min")
+        if oldest is not None:
+            oldest_id = _text(oldest)
+            stats.oldest_pending_id = oldest_id
+            stats.oldest_pending_age_s = max(0.0, now - _id_ms(oldest_id) / 1000)
+        # The oldest entries are the likeliest to be stuck; their idle time (since the last
+        # delivery or claim) tells a stuck consumer from a long solve that renews its claim.
+        sample = r.xpending_range(stream, group, min="-", max="+", count=PENDING_SAMPLE)
+        if sample:
+            stats.max_idle_s = max(int(e["time_since_delivered"]) for e in sample) / 1000
+            stats.max_deliveries = max(int(e["times_delivered"]) for e in sample)
+    return stats
+
+
+def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> WindowStats:
+    w = WindowStats(window_s=window)
+    start_ms = int((now - window) * 1000)
+    solve_ms: list[float] = []
+    completed_ids: list[str] = []
+    upper = "+"
+    while w.scanned < MAX_WINDOW_ENTRIES:
+        page = r.xrevrange(names.events, max=upper, min=f"{start_ms}-0", count=PAGE)
+        if not page:
+            break
+        for _entry_id, raw_fields in page:
+            w.scanned += 1
+            # Keys are bytes or str depending on the client's decode_responses.
+            fields = {_text(k): v for k, v in (raw_fields or {}).items()}
+            kind = _text(fields.get("type", ""))
+            if kind == "solver.completed":
+                w.completed += 1
+                if _text(fields.get("solver_used", "")) == "greedy":
+                    w.fallbacks += 1
+                raw = fields.get("solve_time_ms")
+                if raw:
+                    with contextlib.suppress(ValueError):
+                        solve_ms.append(float(_text(raw)))
+                job_id = fields.get("job_id")
+                if job_id:
+                    completed_ids.append(_text(job_id))
+            elif kind == "solver.failed":
+                w.failed += 1
+                cls = _text(fields.get("error_class", "")) or "unknown"
+                w.failures_by_class[cls] = w.failures_by_class.get(cls, 0) + 1
+        if len(page) < PAGE:
+            break
+        last = _text(page[-1][0])
+        # Exclusive upper bound for the next page (XREVRANGE with "(" needs Redis 6.2+).
+        upper = f"({last}"
+    else:
+        w.truncated = True
+    w.jobs_per_minute = (w.completed + w.failed) / (window / 60) if window > 0 else 0.0
+    if w.completed:
+        w.fallback_rate = w.fallbacks / w.completed
+    w.solve_ms_p50 = percentile(solve_ms, 0.5)
+    w.solve_ms_p95 = percentile(solve_ms, 0.95)
+    waits = _queue_waits(r, names, completed_ids)
+    w.queue_wait_samples = len(waits)
+    w.queue_wait_ms_p50 = percentile(waits, 0.5)
+    w.queue_wait_ms_p95 = percentile(waits, 0.95)
+    return w
+
+
+def _queue_waits(r: redis.Redis, names: Names, job_ids: list[str]) -> list[float]:
+    fields = [*ENQUEUE_FIELDS, *START_FIELDS]
+    waits: list[float] = []
+    for i in range(0, len(job_ids), PAGE):
+        pipe = r.pipeline(transaction=False)
+        for job_id in job_ids[i : i + PAGE]:
+            pipe.hmget(names.job(job_id), fields)
+        for values in pipe.execute():
+            got = dict(zip(fields, values, strict=True))
+            enq = next((got[f] for f in ENQUEUE_FIELDS if got[f]), None)
+            start = next((got[f] for f in START_FIELDS if got[f]), None)
+            if enq is None or start is None:
+                continue
+            try:
+                waits.append(max(0.0, (float(_text(start)) - float(_text(enq))) * 1000))
+            except ValueError:
+                continue
+    return waits
+
+
+def collect(r: redis.Redis, names: Names, *, window: float = 300.0) -> QueueStats:
+    """One snapshot of the queue's health. Read-only; a few dozen commands plus the window."""
+    now = _server_time(r)
+    streams = _stream_stats(r, names)
+    groups = [
+        _group_stats(r, service, stream, group, now)
+        for service, (stream, group) in names.groups.items()
+    ]
+    dead = next(s.length for s in streams if s.role == "dead")
+    return QueueStats(
+        at=now,
+        prefix=names.prefix,
+        streams=streams,
+        groups=groups,
+        dead_letters=dead,
+        scheduled=int(r.zcard(names.schedule)),
+        window=_window_stats(r, names, now, window),
+    )
