@@ -1,0 +1,111 @@
+"""The roster CLI: import -> solve -> evaluate agree with each other, exit codes mean what
+the help says, bad input names the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from shared.cli.main import app
+from shared.roster.curtois import bench_dir
+
+runner = CliRunner()
+BENCH = bench_dir()
+
+
+def run(*args: str | Path, code: int = 0) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    return result.stdout
+
+
+@pytest.mark.parametrize("n", range(1, 13))
+def test_import_solve_evaluate_round_trip(n: int, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(run("import-curtois", BENCH / f"Instance{n}.txt", "--solver", "greedy"))
+    assert json.loads(request.read_text())["solver"]["implementation"] == "greedy"
+
+    solved = json.loads(run("solve", request, "--output", "json", "--quiet"))
+    roster = tmp_path / "roster.tsv"
+    roster.write_text(run("solve", request, "--output", "tsv", "--quiet"))
+    assert len(roster.read_text().splitlines()) == len(solved["assignments"])
+
+    hard = solved["score"]["hard_violations"]
+    code = 1 if hard else 0
+    report = json.loads(run("evaluate", request, roster, "--json", code=code))
+    assert (report["hard_violations"], report["penalty"]) == (
+        hard,
+        solved["score"]["penalty"],
+    )
+    assert report["breakdown"] == solved["breakdown"]
+    # The Curtois file itself is accepted wherever a request is.
+    again = json.loads(run("evaluate", BENCH / f"Instance{n}.txt", roster, "--json", code=code))
+    assert again["penalty"] == solved["score"]["penalty"]
+
+
+def test_evaluate_exit_codes_and_fixture_objective(tmp_path: Path) -> None:
+    fixture = BENCH / "solutions" / "Instance1_obj608.tsv"
+    report = json.loads(run("evaluate", BENCH / "Instance1.txt", fixture, "--json"))
+    assert (report["hard_violations"], report["penalty"], report["feasible"]) == (0, 608, True)
+    # Employee A's fixed day off is day 0; working it breaks a hard rule.
+    rows = fixture.read_text().splitlines()
+    rows[0] = "D" + rows[0]  # the fixture's first cell is empty
+    broken = tmp_path / "broken.tsv"
+    broken.write_text("\n".join(rows) + "\n")
+    report = json.loads(run("evaluate", BENCH / "Instance1.txt", broken, "--json", code=1))
+    assert report["hard_violations"] >= 1
+    assert any(r["rule"] == "days_off" and r["hard_violations"] == 1 for r in report["breakdown"])
+    table = run("evaluate", BENCH / "Instance1.txt", broken, code=1)
+    assert "infeasible" in table and "days_off" in table
+
+
+def test_table_output_and_progress() -> None:
+    result = runner.invoke(
+        app, ["solve", str(BENCH / "Instance1.txt"), "--solver", "greedy", "--output", "table"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "score breakdown" in result.stdout and "cover_under" in result.stdout
+    assert "feasible" in result.stdout
+
+
+def test_generate_then_solve(tmp_path: Path) -> None:
+    request = tmp_path / "gen.json"
+    request.write_text(
+        run("generate", "--employees", "30", "--shifts", "60", "--seed", "4", "--solver", "greedy")
+    )
+    data = json.loads(request.read_text())
+    assert len(data["employees"]) == 30
+    assert sum(c["required"] for c in data["cover"]) == 60
+    assert data["solver"]["seed"] == 4
+    solved = json.loads(run("solve", request, "--quiet"))
+    assert solved["stats"]["implementation"] == "greedy"
+    assert solved["feasible"] is True
+
+
+def test_invalid_request_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"horizon": {"days": 0}, "shift_types": [], "employees": []}))
+    result = runner.invoke(app, ["solve", str(bad), "--solver", "greedy"])
+    assert result.exit_code == 2
+    assert "horizon.days" in result.stderr and result.stdout == ""
+
+    broken = tmp_path / "Broken.txt"
+    text = (BENCH / "Instance1.txt").read_text().replace("A,0\n", "A,x\n")
+    broken.write_text(text)
+    result = runner.invoke(app, ["solve", str(broken), "--solver", "greedy"])
+    assert result.exit_code == 2
+    assert "line " in result.stderr and "day 'x' is not valid" in result.stderr
+
+    result = runner.invoke(app, ["import-curtois", str(tmp_path / "missing.txt")])
+    assert result.exit_code == 2
+
+
+def test_evaluate_rejects_a_roster_of_the_wrong_shape(tmp_path: Path) -> None:
+    short = tmp_path / "short.tsv"
+    short.write_text("D\tD\n")
+    result = runner.invoke(app, ["evaluate", str(BENCH / "Instance1.txt"), str(short)])
+    assert result.exit_code == 2
+    assert "1 rows, the instance has 8 employees" in result.stderr
