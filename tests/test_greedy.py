@@ -89,3 +89,13 @@ def test_solve_request_runs_greedy_end_to_end() -> None:
     assert result.feasible and result.score.hard_violations == 0
     assert result.stats.implementation is Implementation.GREEDY
     assert len(result.assignments) == len(req.employees)
+
+
+def test_a_tiny_time_limit_skips_only_the_soft_pass() -> None:
+    p = problem("Instance11")
+    full = solve_greedy(p, time_limit=10.0, seed=0, control=SolveControl())
+    rushed = solve_greedy(p, time_limit=1e-6, seed=0, control=SolveControl())
+    assert rushed.timed_out and not full.timed_out
+    fast, slow = evaluate(p, rushed.roster), evaluate(p, full.roster)
+    assert fast.hard_violations == 0 == slow.hard_violations
+    assert slow.penalty < fast.penalty

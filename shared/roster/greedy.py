@@ -1,4 +1,4 @@
-"""The greedy fallback solver: pure Python + numpy, a roster in milliseconds, no search budget.
+"""The greedy fallback solver: pure Python + numpy, a feasible roster in well under a second.
 
 It is what runs when the C solver is unavailable, so it favours robustness over quality:
 
@@ -6,13 +6,18 @@ It is what runs when the C solver is unavailable, so it favours robustness over 
    required head first, one head at a time, only with assignments that keep every hard rule
    that can be checked locally (eligibility and MaxShifts, fixed days off, rotation with both
    neighbours, max minutes, max consecutive, min days off between runs, max weekends).
-2. Give employees below their minimum minutes more shifts, preferring days that extend a run
-   (which also helps the minimum run length) and cells still under cover.
-3. Repair what is left (too-short runs, minutes) per employee with single-cell changes chosen
-   on a graded violation measure, so that a move that halves a shortfall counts as progress.
+2. Extend working runs shorter than the minimum (or drop them), then give employees below
+   their minimum minutes more shifts, preferring days that extend a run and cells under cover.
+3. Repair rows that still break a rule with small changes (blocks of days, moving a shift)
+   chosen on a graded violation measure; a row no small change fixes is re-planned whole by a
+   beam search over its days that keeps every hard rule by construction.
+4. Spend what is left of a small, fixed effort on the soft penalty: re-plan each row against
+   the cover the others leave, keeping the new row when it is feasible and cheaper.
 
-The hard-violation count it reports through `control.progress` comes from the evaluator, not
-from the measure used here: the two agree on zero but count differently.
+Every phase is bounded by counts, not by the clock, so a seed always gives the same roster
+(unless the time limit cuts phase 4 short, which the run reports as timed out). The
+hard-violation count published through `control.progress` comes from the evaluator, not from
+the measure used here: the two agree on zero but count differently.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from shared.roster.compiled import I32, Problem
+from shared.roster.evaluator import evaluate
 from shared.roster.solving import SolveControl, SolverRun
 
 OFF = -1
@@ -63,9 +69,13 @@ class _State:
 
 
 class Greedy:
-    def __init__(self, p: Problem, seed: int, control: SolveControl) -> None:
+    def __init__(
+        self, p: Problem, seed: int, control: SolveControl, deadline: float = float("inf")
+    ) -> None:
         self.p = p
         self.control = control
+        self.deadline = deadline
+        self.timed_out = False
         self.rng = np.random.default_rng(seed)
         self.E, self.D, self.S = p.n_employees, p.n_days, p.n_shifts
         self.length = p.length.tolist()
@@ -582,6 +592,9 @@ class Greedy:
             for e in order:
                 if self.control.cancel.is_set():
                     return
+                if time.perf_counter() > self.deadline:
+                    self.timed_out = True
+                    return
                 old = list(self.st.roster[e])
                 for d in range(self.D):
                     self.set(e, d, OFF)
@@ -622,10 +635,8 @@ class Greedy:
 def solve_greedy(
     problem: Problem, *, time_limit: float, seed: int, control: SolveControl
 ) -> SolverRun:
-    from shared.roster.evaluator import evaluate
-
     started = time.perf_counter()
-    g = Greedy(problem, seed, control)
+    g = Greedy(problem, seed, control, deadline=started + time_limit)
     g.fill_cover()
     g.fix_short_runs()
     g.fill_minutes()
@@ -647,5 +658,5 @@ def solve_greedy(
         time_to_first_feasible_ms=elapsed_ms if score.hard_violations == 0 else None,
         time_to_best_ms=elapsed_ms,
         cancelled=cancelled,
-        timed_out=elapsed_ms / 1000 > time_limit,
+        timed_out=g.timed_out,
     )
