@@ -14,12 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shared.roster.compiled import Problem, compile_request  # noqa: E402
-from shared.roster.curtois import bench_dir, load_curtois  # noqa: E402
-from shared.roster.evaluator import evaluate  # noqa: E402
-from shared.roster.generator import generate  # noqa: E402
-from shared.roster.greedy import solve_greedy  # noqa: E402
-from shared.roster.solving import SolveControl  # noqa: E402
+from shared.roster.compiled import Problem, compile_request
+from shared.roster.curtois import bench_dir, load_curtois
+from shared.roster.evaluator import evaluate
+from shared.roster.generator import generate
+from shared.roster.greedy import solve_greedy
+from shared.roster.solving import SolveControl
 
 
 def best_known(directory: Path) -> dict[str, int]:
@@ -49,7 +49,9 @@ def main() -> int:
     cases: list[tuple[str, Problem, int | None]] = []
     for i in range(1, args.instances + 1):
         name = f"Instance{i}"
-        cases.append((name, compile_request(load_curtois(directory / f"{name}.txt")), optimum[name]))
+        cases.append(
+            (name, compile_request(load_curtois(directory / f"{name}.txt")), optimum[name])
+        )
     cases.append(("generated 80x200", compile_request(generate(80, 200, seed=args.seed)), None))
 
     header = f"{'instance':<18}{'E':>4}{'D':>4}{'S':>4}{'ms':>9}{'hard':>6}{'penalty':>9}"
