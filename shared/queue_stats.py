@@ -8,9 +8,11 @@ Times are measured against the Redis server clock (TIME), because stream ids are
 that clock; the CLI's own clock may be off by seconds on an operator's laptop.
 
 Window figures (jobs per minute, fallback rate, solve time, queue wait) come from the terminal
-events in `solver-events` over the last `window` seconds. Queue wait (enqueue -> start of the
-first solve) comes from the job record: `started_at - submitted_at` where the services write
-them (falling back to `created_at`, which the first record write sets at intake).
+events in `solver-events` over the last `window` seconds. Queue wait is enqueue -> start of the
+successful solve. Enqueue is the job record's `submitted_at`, else its `created_at` (intake's
+first write). Start is the record's `started_at` where the solver writes it, else it is
+estimated as the completed event's time minus its `solve_time_ms`; the estimate also counts the
+notifier hop and, for a retried job, the earlier attempts and their backoff.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ PENDING_SAMPLE = 100
 MAX_WINDOW_ENTRIES = 50_000
 PAGE = 1_000
 # Job-record fields for queue wait, first present wins. `created_at` is set by the first write
-# of the record (intake), `started_at` by the solver when it begins the first attempt.
+# of the record (intake); `started_at` is not written yet (see the module docstring).
 ENQUEUE_FIELDS = ("submitted_at", "created_at")
 START_FIELDS = ("started_at",)
 
@@ -179,13 +181,14 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
     w = WindowStats(window_s=window)
     start_ms = int((now - window) * 1000)
     solve_ms: list[float] = []
-    completed_ids: list[str] = []
+    # job id -> estimated start (seconds): completed event time minus its solve time
+    completed: dict[str, float | None] = {}
     upper = "+"
     while w.scanned < MAX_WINDOW_ENTRIES:
         page = r.xrevrange(names.events, max=upper, min=f"{start_ms}-0", count=PAGE)
         if not page:
             break
-        for _entry_id, raw_fields in page:
+        for entry_id, raw_fields in page:
             w.scanned += 1
             # Keys are bytes or str depending on the client's decode_responses.
             fields = {_text(k): v for k, v in (raw_fields or {}).items()}
@@ -194,13 +197,16 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
                 w.completed += 1
                 if _text(fields.get("solver_used", "")) == "greedy":
                     w.fallbacks += 1
+                took: float | None = None
                 raw = fields.get("solve_time_ms")
                 if raw:
                     with contextlib.suppress(ValueError):
-                        solve_ms.append(float(_text(raw)))
+                        took = float(_text(raw))
+                        solve_ms.append(took)
                 job_id = fields.get("job_id")
                 if job_id:
-                    completed_ids.append(_text(job_id))
+                    done_ms = _id_ms(_text(entry_id))
+                    completed[_text(job_id)] = None if took is None else (done_ms - took) / 1000
             elif kind == "solver.failed":
                 w.failed += 1
                 cls = _text(fields.get("error_class", "")) or "unknown"
@@ -217,28 +223,31 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
         w.fallback_rate = w.fallbacks / w.completed
     w.solve_ms_p50 = percentile(solve_ms, 0.5)
     w.solve_ms_p95 = percentile(solve_ms, 0.95)
-    waits = _queue_waits(r, names, completed_ids)
+    waits = _queue_waits(r, names, completed)
     w.queue_wait_samples = len(waits)
     w.queue_wait_ms_p50 = percentile(waits, 0.5)
     w.queue_wait_ms_p95 = percentile(waits, 0.95)
     return w
 
 
-def _queue_waits(r: redis.Redis, names: Names, job_ids: list[str]) -> list[float]:
+def _queue_waits(r: redis.Redis, names: Names, completed: dict[str, float | None]) -> list[float]:
     fields = [*ENQUEUE_FIELDS, *START_FIELDS]
+    job_ids = list(completed)
     waits: list[float] = []
     for i in range(0, len(job_ids), PAGE):
+        chunk = job_ids[i : i + PAGE]
         pipe = r.pipeline(transaction=False)
-        for job_id in job_ids[i : i + PAGE]:
+        for job_id in chunk:
             pipe.hmget(names.job(job_id), fields)
-        for values in pipe.execute():
+        for job_id, values in zip(chunk, pipe.execute(), strict=True):
             got = dict(zip(fields, values, strict=True))
             enq = next((got[f] for f in ENQUEUE_FIELDS if got[f]), None)
-            start = next((got[f] for f in START_FIELDS if got[f]), None)
-            if enq is None or start is None:
-                continue
+            recorded = next((got[f] for f in START_FIELDS if got[f]), None)
             try:
-                waits.append(max(0.0, (float(_text(start)) - float(_text(enq))) * 1000))
+                start = float(_text(recorded)) if recorded else completed[job_id]
+                if enq is None or start is None:
+                    continue
+                waits.append(max(0.0, (start - float(_text(enq))) * 1000))
             except ValueError:
                 continue
     return waits

@@ -1,0 +1,120 @@
+"""Span helpers for handlers: tag the hop's span with the job, and trace a solve in detail.
+
+FastStream's telemetry middleware opens one span per consumed message and carries the W3C
+context to the next hop, but it knows nothing of jobs: without `job.id` on the spans neither
+Jaeger's tag search nor `shiftstream trace JOB_ID` can find a job. One line per handler fixes
+that:
+
+    with job_scope(job.job_id, attempt=job.attempt):
+        ...
+
+which also puts the job id on every log line of the handler (`shared.logs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from shared.logs import job_context
+
+TRACER_NAME = "shiftstream"
+
+
+class _ProgressLike(Protocol):
+    generation: int
+    total_generations: int
+    population: int
+    best_hard: int
+    best_penalty: int
+    evaluations: int
+
+
+def annotate_job(job_id: str, attempt: int | None = None, **attributes: Any) -> None:
+    """Put the job on the current span (the hop's consume span inside a handler)."""
+    span = trace.get_current_span()
+    span.set_attribute("job.id", job_id)
+    if attempt is not None:
+        span.set_attribute("job.attempt", attempt)
+    for key, value in attributes.items():
+        if value is not None:
+            span.set_attribute(key, value)
+
+
+@contextmanager
+def job_scope(job_id: str, attempt: int | None = None, **attributes: Any) -> Iterator[None]:
+    annotate_job(job_id, attempt, **attributes)
+    with job_context(job_id):
+        yield
+
+
+def record_failure(error_class: str, err: BaseException | None = None) -> None:
+    """Mark the current span failed with the job's error class, so a trace search finds it."""
+    span = trace.get_current_span()
+    span.set_attribute("error.class", error_class)
+    if err is not None:
+        span.record_exception(err)
+    span.set_status(Status(StatusCode.ERROR, error_class))
+
+
+class SolveSpan:
+    """The `solve` span: progress as events, the solver's figures as attributes at the end."""
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+    def progress(self, p: _ProgressLike, percent: float | None = None) -> None:
+        attrs: dict[str, Any] = {
+            "generation": p.generation,
+            "population": p.population,
+            "evaluations": p.evaluations,
+        }
+        if p.total_generations:
+            attrs["total_generations"] = p.total_generations
+        if p.best_hard >= 0:
+            attrs["best.hard"] = p.best_hard
+            attrs["best.soft"] = p.best_penalty
+        if percent is not None:
+            attrs["progress"] = percent
+        self.span.add_event("progress", attrs)
+
+    def finished(self, result: Any) -> None:
+        """`result` is a `SolveResult`; duck-typed so this module needs no roster import."""
+        stats = result.stats
+        self.span.set_attributes(
+            {
+                "solver.used": str(getattr(stats.implementation, "value", stats.implementation)),
+                "solver.seed": stats.seed,
+                "solver.time_ms": stats.time_ms,
+                "solver.generations": stats.iterations,
+                "solver.evaluations": stats.evaluations,
+                "solver.cancelled": stats.cancelled,
+                "solver.timed_out": stats.timed_out,
+                "solver.feasible": bool(result.feasible),
+                "solver.best_score.hard": result.score.hard_violations,
+                "solver.best_score.soft": result.score.penalty,
+            }
+        )
+        if stats.time_to_first_feasible_ms is not None:
+            self.span.set_attribute(
+                "solver.time_to_first_feasible_ms", stats.time_to_first_feasible_ms
+            )
+        if stats.time_to_best_ms is not None:
+            self.span.set_attribute("solver.time_to_best_ms", stats.time_to_best_ms)
+
+
+@contextmanager
+def solve_span(
+    job_id: str, attempt: int, solver: str, tracer_provider: trace.TracerProvider | None = None
+) -> Iterator[SolveSpan]:
+    """A child of the handler's span around one solve; an exception marks it failed."""
+    tracer = trace.get_tracer(TRACER_NAME, tracer_provider=tracer_provider)
+    with tracer.start_as_current_span(
+        "solve",
+        attributes={"job.id": job_id, "job.attempt": attempt, "solver.requested": solver},
+    ) as span:
+        yield SolveSpan(span)

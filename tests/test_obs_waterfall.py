@@ -1,0 +1,102 @@
+"""The waterfall reads what the real OTLP JSON-lines exporter writes, not a hand-made file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from opentelemetry import context, trace
+from opentelemetry.exporter.otlp.json.file import FileSpanExporter
+from opentelemetry.propagate import extract, inject
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from rich.console import Console
+from typer.testing import CliRunner
+
+from shared.cli import ops
+from shared.waterfall import build_tree, load_traces, render_job, traces_of_job, walk
+
+
+def _provider(service: str, path: Path) -> TracerProvider:
+    p = TracerProvider(resource=Resource.create({"service.name": service}))
+    p.add_span_processor(SimpleSpanProcessor(FileSpanExporter(str(path))))
+    return p
+
+
+def _two_service_job(path: Path, job_id: str) -> str:
+    """intake -> solver across a carrier, like a stream hop; returns the trace id."""
+    intake, solver = _provider("shiftstream-intake", path), _provider("shiftstream-solver", path)
+    carrier: dict[str, str] = {}
+    with intake.get_tracer("t").start_as_current_span(
+        "workforce-solver process", attributes={"job.id": job_id}
+    ) as root:
+        with intake.get_tracer("t").start_as_current_span("solver.jobs publish"):
+            inject(carrier)
+        trace_id = format(root.get_span_context().trace_id, "032x")
+    token = context.attach(extract(carrier))
+    try:
+        tracer = solver.get_tracer("t")
+        with (
+            tracer.start_as_current_span("solver.jobs process", attributes={"job.id": job_id}),
+            tracer.start_as_current_span("solve") as solve,
+        ):
+            solve.add_event("progress", {"generation": 3})
+            solve.set_status(trace.StatusCode.ERROR, "crash")
+    finally:
+        context.detach(token)
+    intake.shutdown()
+    solver.shutdown()
+    return trace_id
+
+
+def test_finds_and_nests_spans_across_services(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    trace_id = _two_service_job(path, "job-7")
+    _two_service_job(path, "other-job")  # another trace in the same file must not leak in
+
+    assert traces_of_job(path, "job-7") == {trace_id}
+    spans = load_traces(path, {trace_id})[trace_id]
+    assert len(spans) == 4
+    rows = [(depth, s.service, s.name) for depth, s in walk(build_tree(spans))]
+    assert rows == [
+        (0, "shiftstream-intake", "workforce-solver process"),
+        (1, "shiftstream-intake", "solver.jobs publish"),
+        (2, "shiftstream-solver", "solver.jobs process"),
+        (3, "shiftstream-solver", "solve"),
+    ]
+    solve = next(s for s in spans if s.name == "solve")
+    assert solve.status == "error" and solve.status_message == "crash"
+    assert solve.events and solve.events[0][1] == "progress"
+    t0 = min(s.start_ns for s in spans)
+    assert all(s.start_ns >= t0 and s.end_ns >= s.start_ns for s in spans)
+
+    console = Console(width=160, record=True, color_system=None)
+    assert render_job(path, "job-7", console) == 1
+    out = console.export_text()
+    assert trace_id in out
+    assert "shiftstream-solver" in out and "  └ solver.jobs publish" in out
+    assert "error crash" in out and "█" in out
+
+
+def test_trace_command(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    _two_service_job(path, "job-8")
+    app = typer.Typer()
+    ops.register(app)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["trace", "job-8", "--file", str(path)])
+    assert ok.exit_code == 0, ok.output
+    assert "solve" in ok.output and "shiftstream-intake" in ok.output
+    missing = runner.invoke(app, ["trace", "nope", "--file", str(path)])
+    assert missing.exit_code == 1
+    assert "no spans for nope" in missing.output
+
+
+def test_torn_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    _two_service_job(path, "job-9")
+    # A writer killed mid-line leaves half a JSON document; the rest of the file still counts.
+    with path.open("a") as fh:
+        fh.write('{"resourceSpans": [{"job-9"\n')
+    assert len(traces_of_job(path, "job-9")) == 1
