@@ -16,6 +16,13 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 
 #define POLL_EVERY 512
 
+#include <stdio.h>
+static double TUNE(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    return v ? atof(v) : dflt;
+}
+
 double gr_now(void)
 {
     struct timespec ts;
@@ -29,14 +36,11 @@ int gr_ctx_poll(gr_ctx *c)
 {
     gr_progress *pr = c->progress;
     atomic_store_explicit(&pr->evaluations, c->evaluations, memory_order_relaxed);
-    c->next_check = c->evaluations + POLL_EVERY;
-    if (c->max_evaluations > 0) {
-        if (c->evaluations >= c->max_evaluations) {
-            c->stop = 3;
-            return c->stop;
-        }
-        if (c->next_check > c->max_evaluations)
-            c->next_check = c->max_evaluations;
+    c->next_check = c->attempts + POLL_EVERY;
+    /* checked at attempt counts that do not depend on timing, so the stop point is reproducible */
+    if (c->max_evaluations > 0 && c->evaluations >= c->max_evaluations) {
+        c->stop = 3;
+        return c->stop;
     }
     if (atomic_load_explicit(&pr->cancel, memory_order_relaxed) != 0)
         c->stop = 1;
@@ -104,7 +108,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         crash_now();
 
     const size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
-    const int32_t P = cfg->population > 0 ? cfg->population : 10;
+    const int32_t P = cfg->population > 0 ? cfg->population : (int32_t)TUNE("GR_POP", 10);
     gr_state st;
     if (gr_state_alloc(&st, p) != GR_OK)
         return GR_ERR_NOMEM;
@@ -145,8 +149,14 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     gr_ctx_poll(&ctx); /* a cancel set before the call still stops it */
 
     const int64_t size = (int64_t)cells;
-    gr_ls_params init_ls = {.iterations = 2000 * size, .t_start = 20.0, .t_end = 0.5};
-    gr_ls_params child_ls = {.iterations = 1000 * size, .t_start = 5.0, .t_end = 0.3};
+    gr_ls_params init_ls = {.iterations = (int64_t)(TUNE("GR_INIT_IT", 2000) * (double)size),
+                            .t_start = TUNE("GR_INIT_T0", 20.0),
+                            .t_end = TUNE("GR_INIT_T1", 0.5),
+                            .hard_weight = (int64_t)TUNE("GR_HW", 1000)};
+    gr_ls_params child_ls = {.iterations = (int64_t)(TUNE("GR_CHILD_IT", 1000) * (double)size),
+                             .t_start = TUNE("GR_CHILD_T0", 5.0),
+                             .t_end = TUNE("GR_CHILD_T1", 0.3),
+                             .hard_weight = (int64_t)TUNE("GR_HW", 1000)};
 
     int32_t n = 0;
     for (; n < P; n++) {
@@ -155,7 +165,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         if (!ctx.stop)
             gr_local_search(&st, &rng, &ctx, &init_ls, best_buf);
         memcpy(pop[n].roster, st.roster, cells * sizeof(int32_t));
-        pop[n].cost = gr_delta_cost(st.total);
+        pop[n].cost = gr_delta_cost(st.total, GR_HARD_WEIGHT);
         gr_ctx_offer(&ctx, st.roster);
         atomic_store_explicit(&progress->population, n + 1, memory_order_relaxed);
         if (ctx.stop) {
@@ -172,7 +182,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         gr_crossover(p, pop[a].roster, pop[b].roster, child, &rng);
         gr_state_load(&st, child);
         gr_local_search(&st, &rng, &ctx, &child_ls, best_buf);
-        int64_t cost = gr_delta_cost(st.total);
+        int64_t cost = gr_delta_cost(st.total, GR_HARD_WEIGHT);
         gr_ctx_offer(&ctx, st.roster);
         int32_t worst = 0;
         for (int32_t i = 1; i < n; i++)

@@ -68,11 +68,11 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
                 if (st->roster[c] >= 0 || p->day_off[c] || p->max_shifts[(int64_t)e * S + s] <= 0)
                     continue;
                 gr_delta dl = gr_state_delta(st, e, d, d, &s, 1);
-                if (gr_ctx_tick(ctx))
+                if (gr_ctx_tick(ctx, 1))
                     break;
                 if (dl.hard > 0 || dl.minutes > 0)
                     continue;
-                int64_t cost = gr_delta_cost(dl);
+                int64_t cost = gr_delta_cost(dl, GR_HARD_WEIGHT);
                 if (best_e < 0 || cost < best_cost) {
                     best_e = e;
                     best_cost = cost;

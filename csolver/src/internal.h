@@ -36,10 +36,10 @@ typedef struct {
     int64_t pen;
 } gr_delta;
 
-static inline int64_t gr_delta_cost(gr_delta d)
+/* Weighted objective in units of 1/GR_MINUTE_DIV penalty point; hw = penalty per hard unit. */
+static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 {
-    /* in units of 1/GR_MINUTE_DIV penalty point */
-    return (d.hard * GR_MINUTE_DIV + d.minutes) * GR_HARD_WEIGHT + d.pen * GR_MINUTE_DIV;
+    return (d.hard * GR_MINUTE_DIV + d.minutes) * hw + d.pen * GR_MINUTE_DIV;
 }
 
 typedef struct {
@@ -72,10 +72,6 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
                         int with_cover);
 void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                     int with_cover, gr_delta d);
-static inline int gr_better(gr_delta a, gr_delta b)
-{
-    return gr_delta_cost(a) < gr_delta_cost(b);
-}
 
 /* ---- search context: budget, clock, cancel and progress shared by all phases. ---- */
 typedef struct {
@@ -83,8 +79,9 @@ typedef struct {
     double start;          /* CLOCK_MONOTONIC seconds */
     double deadline;
     int64_t max_evaluations;
-    int64_t evaluations;
-    int64_t next_check;
+    int64_t evaluations; /* moves whose delta was computed */
+    int64_t attempts;    /* proposals, including the ones rejected before scoring */
+    int64_t next_check;  /* in attempts */
     int stop;              /* 1 = cancelled, 2 = timed out, 3 = evaluation budget spent */
     int64_t best_hard;     /* exact counts of the best roster so far, -1 = none */
     int64_t best_pen;
@@ -98,10 +95,11 @@ double gr_now(void);
 int gr_ctx_poll(gr_ctx *c);
 /* Offer a roster as a global best candidate (exact counts computed here). */
 void gr_ctx_offer(gr_ctx *c, const int32_t *roster);
-static inline int gr_ctx_tick(gr_ctx *c)
+/* Count one proposal (scored or not); polls every few hundred. Returns the stop reason. */
+static inline int gr_ctx_tick(gr_ctx *c, int scored)
 {
-    c->evaluations++;
-    if (c->evaluations >= c->next_check)
+    c->evaluations += scored;
+    if (++c->attempts >= c->next_check)
         return gr_ctx_poll(c);
     return c->stop;
 }
@@ -112,8 +110,9 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx);
 /* ---- local_search.c: simulated annealing over change / swap / block moves. ---- */
 typedef struct {
     int64_t iterations;
-    double t_start;
+    double t_start;     /* temperature in penalty points */
     double t_end;
+    int64_t hard_weight; /* penalty points per hard unit during this search */
 } gr_ls_params;
 /* Runs on st; leaves st at the best state seen. */
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,

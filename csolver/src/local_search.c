@@ -127,7 +127,8 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         free(v2);
         return;
     }
-    int64_t cur = gr_delta_cost(st->total), best = cur;
+    const int64_t hw = lp->hard_weight;
+    int64_t cur = gr_delta_cost(st->total, hw), best = cur;
     int cur_is_best = 1;
     double t = lp->t_start * GR_MINUTE_DIV;
     const double t_end = lp->t_end * GR_MINUTE_DIV;
@@ -137,12 +138,13 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     int64_t it = 0;
     move m;
     while (it < lp->iterations) {
-        if (gr_ctx_tick(ctx))
-            break;
         it++;
         if ((it & 63) == 0)
             t *= factor;
-        if (!propose(st, rng, &m, v1, v2))
+        int scored = propose(st, rng, &m, v1, v2);
+        if (gr_ctx_tick(ctx, scored))
+            break;
+        if (!scored)
             continue;
         gr_delta dl = m.d1;
         if (m.kind == 1) {
@@ -150,7 +152,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             dl.minutes += m.d2.minutes;
             dl.pen += m.d2.pen;
         }
-        int64_t dc = gr_delta_cost(dl);
+        int64_t dc = gr_delta_cost(dl, hw);
         if (dc > 0) {
             double x = (double)dc / t;
             if (x > 30.0 || gr_rng_unit(rng) >= exp(-x))

@@ -1,0 +1,133 @@
+"""Benchmark the generetic C solver on Curtois & Qu Instances 1-12 (and a generated instance).
+
+    .venv/bin/python bench/bench_solver.py [--time 10] [--instances 1-12] [--seed 0]
+
+One row per instance: optimum, objective, gap %, hard violations, time to first feasible, time to
+best, move evaluations per second. Then the mean gap, a generated 80-employee / 200-shift row and
+the parallel ratio (two solves in two threads vs one; ~1.0 means the GIL is released).
+The benchmark folder is `SHIFTSTREAM_BENCH_DIR`, else `../shared/bench/curtois` from the repo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from csolver import solve_generetic  # noqa: E402
+from shared.roster.compiled import Problem, compile_request  # noqa: E402
+from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.evaluator import evaluate  # noqa: E402
+from shared.roster.solving import SolveControl, SolverRun  # noqa: E402
+
+
+def bench_dir() -> Path:
+    env = os.environ.get("SHIFTSTREAM_BENCH_DIR")
+    return Path(env) if env else REPO.parent / "shared" / "bench" / "curtois"
+
+
+def parse_range(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def optimum_table(folder: Path) -> dict[str, int]:
+    with (folder / "best_known.csv").open() as f:
+        return {row["instance"]: int(row["best_upper_bound"]) for row in csv.DictReader(f)}
+
+
+def run(problem: Problem, seconds: float, seed: int) -> tuple[SolverRun, float]:
+    started = time.perf_counter()
+    result = solve_generetic(problem, time_limit=seconds, seed=seed, control=SolveControl())
+    return result, time.perf_counter() - started
+
+
+def fmt_ms(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.0f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--time", type=float, default=10.0, help="seconds per instance")
+    ap.add_argument("--instances", default="1-12")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-generated", action="store_true", help="skip the generated row")
+    ap.add_argument("--no-parallel", action="store_true", help="skip the parallel ratio")
+    args = ap.parse_args()
+
+    folder = bench_dir()
+    optimum = optimum_table(folder)
+    header = (f"{'instance':<11}{'optimum':>8}{'objective':>10}{'gap %':>8}{'hard':>6}"
+              f"{'first feas ms':>14}{'best ms':>9}{'evals/s':>12}")
+    print(header)
+    print("-" * len(header))
+    gaps: list[float] = []
+    for i in parse_range(args.instances):
+        name = f"Instance{i}"
+        problem = compile_request(load_curtois(folder / f"{name}.txt"))
+        result, elapsed = run(problem, args.time, args.seed)
+        ev = evaluate(problem, result.roster)
+        opt = optimum.get(name)
+        gap = 100.0 * (ev.penalty - opt) / opt if opt else float("nan")
+        if ev.hard_violations == 0 and opt:
+            gaps.append(gap)
+        print(f"{name:<11}{opt or '-':>8}{ev.penalty:>10}{gap:>8.2f}{ev.hard_violations:>6}"
+              f"{fmt_ms(result.time_to_first_feasible_ms):>14}{fmt_ms(result.time_to_best_ms):>9}"
+              f"{result.evaluations / elapsed:>12,.0f}", flush=True)
+    if gaps:
+        print(f"mean gap over {len(gaps)} feasible: {sum(gaps) / len(gaps):.2f} %")
+
+    if not args.no_generated:
+        try:
+            from shared.roster.generator import generate
+        except ImportError:
+            print("generated 80x200: shared.roster.generator not available")
+        else:
+            problem = compile_request(generate(employees=80, shifts=200, seed=1))
+            result, elapsed = run(problem, args.time, args.seed)
+            ev = evaluate(problem, result.roster)
+            print(f"generated 80x200 ({problem.n_employees}x{problem.n_days} days, "
+                  f"{problem.n_shifts} types): objective {ev.penalty} hard {ev.hard_violations} "
+                  f"first feasible {fmt_ms(result.time_to_first_feasible_ms)} ms "
+                  f"best {fmt_ms(result.time_to_best_ms)} ms "
+                  f"evals/s {result.evaluations / elapsed:,.0f}")
+
+    if not args.no_parallel:
+        problem = compile_request(load_curtois(folder / "Instance12.txt"))
+        seconds = min(args.time, 3.0)
+        one, t_one = run(problem, seconds, args.seed)
+        results: list[tuple[SolverRun, float]] = []
+        lock = threading.Lock()
+
+        def worker(seed: int) -> None:
+            r = run(problem, seconds, seed)
+            with lock:
+                results.append(r)
+
+        threads = [threading.Thread(target=worker, args=(s,)) for s in (1, 2)]
+        wall = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - wall
+        rate_one = one.evaluations / t_one
+        rate_two = sum(r.evaluations for r, _ in results) / wall
+        print(f"parallel ratio (Instance12, {seconds:.0f} s): two threads {rate_two:,.0f} evals/s "
+              f"vs one {rate_one:,.0f} evals/s -> {rate_two / rate_one / 2:.2f} "
+              f"(1.0 = perfect scaling on 2 cores; wall {wall:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

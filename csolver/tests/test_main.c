@@ -1,0 +1,281 @@
+/* C-level tests: validation, exact scoring, incremental-delta consistency and short solves.
+ * Usage: test_main [problem.bin ...] (files written by csolver/dump_problem.py); without
+ * arguments only the built-in problem runs. Exit status 0 = all checks passed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/internal.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                          \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            failures++;                                                                           \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                  \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fputc('\n', stderr);                                                                  \
+        }                                                                                         \
+    } while (0)
+
+typedef struct {
+    gr_problem p;
+    void *blocks[20];
+    int n_blocks;
+} owned;
+
+static void *take(owned *o, size_t bytes)
+{
+    void *m = calloc(bytes ? bytes : 1, 1);
+    if (!m) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    o->blocks[o->n_blocks++] = m;
+    return m;
+}
+
+static void release(owned *o)
+{
+    for (int i = 0; i < o->n_blocks; i++)
+        free(o->blocks[i]);
+    o->n_blocks = 0;
+}
+
+static int read_into(FILE *f, void *dst, size_t bytes) { return fread(dst, 1, bytes, f) == bytes; }
+
+static int load(owned *o, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char magic[4];
+    int32_t sz[6];
+    int ok = read_into(f, magic, 4) && memcmp(magic, "GRP1", 4) == 0 && read_into(f, sz, sizeof sz);
+    if (!ok) {
+        fclose(f);
+        return 0;
+    }
+    size_t E = (size_t)sz[0], D = (size_t)sz[1], S = (size_t)sz[2];
+    gr_problem *p = &o->p;
+    p->n_employees = sz[0];
+    p->n_days = sz[1];
+    p->n_shifts = sz[2];
+    p->n_weekends = sz[3];
+    p->n_on = sz[4];
+    p->n_off = sz[5];
+    struct {
+        const void **field;
+        size_t count, width;
+    } arrays[] = {
+        {(const void **)&p->length, S, 4},           {(const void **)&p->forbidden, S * S, 1},
+        {(const void **)&p->max_shifts, E * S, 4},   {(const void **)&p->min_minutes, E, 4},
+        {(const void **)&p->max_minutes, E, 4},      {(const void **)&p->max_consec, E, 4},
+        {(const void **)&p->min_consec, E, 4},       {(const void **)&p->min_off, E, 4},
+        {(const void **)&p->max_weekends, E, 4},     {(const void **)&p->day_off, E * D, 1},
+        {(const void **)&p->weekend, D, 4},          {(const void **)&p->on_ptr, E * D + 1, 4},
+        {(const void **)&p->on_shift, (size_t)sz[4], 4},
+        {(const void **)&p->on_weight, (size_t)sz[4], 4},
+        {(const void **)&p->off_ptr, E * D + 1, 4},  {(const void **)&p->off_shift, (size_t)sz[5], 4},
+        {(const void **)&p->off_weight, (size_t)sz[5], 4},
+        {(const void **)&p->cover_req, D * S, 4},    {(const void **)&p->cover_under, D * S, 4},
+        {(const void **)&p->cover_over, D * S, 4},
+    };
+    for (size_t i = 0; ok && i < sizeof arrays / sizeof arrays[0]; i++) {
+        void *m = take(o, arrays[i].count * arrays[i].width);
+        ok = read_into(f, m, arrays[i].count * arrays[i].width);
+        *arrays[i].field = m;
+    }
+    fclose(f);
+    return ok;
+}
+
+/* A small problem built in code: 5 employees, 14 days, 2 shifts, every rule active. */
+static void builtin(owned *o)
+{
+    const int32_t E = 5, D = 14, S = 2;
+    gr_problem *p = &o->p;
+    memset(p, 0, sizeof *p);
+    p->n_employees = E;
+    p->n_days = D;
+    p->n_shifts = S;
+    p->n_weekends = 2;
+    int32_t *length = take(o, S * 4), *ms = take(o, E * S * 4), *minm = take(o, E * 4);
+    int32_t *maxm = take(o, E * 4), *maxc = take(o, E * 4), *minc = take(o, E * 4);
+    int32_t *mino = take(o, E * 4), *maxw = take(o, E * 4), *wk = take(o, D * 4);
+    uint8_t *forb = take(o, S * S), *doff = take(o, E * D);
+    int32_t *onp = take(o, (E * D + 1) * 4), *ons = take(o, 4 * 4), *onw = take(o, 4 * 4);
+    int32_t *offp = take(o, (E * D + 1) * 4), *offs = take(o, 4 * 4), *offw = take(o, 4 * 4);
+    int32_t *req = take(o, D * S * 4), *und = take(o, D * S * 4), *ovr = take(o, D * S * 4);
+    length[0] = 480;
+    length[1] = 600;
+    forb[1 * S + 0] = 1;
+    for (int32_t e = 0; e < E; e++) {
+        ms[e * S + 0] = D;
+        ms[e * S + 1] = e == 0 ? 0 : 3;
+        minm[e] = 2400;
+        maxm[e] = 4800;
+        maxc[e] = 5;
+        minc[e] = 2;
+        mino[e] = 2;
+        maxw[e] = 1;
+    }
+    for (int32_t d = 0; d < D; d++)
+        wk[d] = d % 7 >= 5 ? d / 7 : -1;
+    doff[0 * D + 3] = doff[2 * D + 9] = 1;
+    /* requests on cells 4, 20 (on) and 30, 31 (off) */
+    for (int32_t c = 0; c <= E * D; c++) {
+        onp[c] = (c > 4) + (c > 20);
+        offp[c] = (c > 30) + (c > 31);
+    }
+    ons[0] = 0, onw[0] = 2, ons[1] = 1, onw[1] = 3;
+    offs[0] = 0, offw[0] = 1, offs[1] = 1, offw[1] = 3;
+    p->n_on = 2;
+    p->n_off = 2;
+    for (int32_t k = 0; k < D * S; k++) {
+        req[k] = k % S == 0 ? 2 : 1;
+        und[k] = 100;
+        ovr[k] = 1;
+    }
+    p->length = length, p->forbidden = forb, p->max_shifts = ms, p->min_minutes = minm;
+    p->max_minutes = maxm, p->max_consec = maxc, p->min_consec = minc, p->min_off = mino;
+    p->max_weekends = maxw, p->day_off = doff, p->weekend = wk, p->on_ptr = onp;
+    p->on_shift = ons, p->on_weight = onw, p->off_ptr = offp, p->off_shift = offs;
+    p->off_weight = offw, p->cover_req = req, p->cover_under = und, p->cover_over = ovr;
+}
+
+static void test_validate(const gr_problem *p)
+{
+    CHECK(gr_validate(p) == GR_OK, "valid problem rejected");
+    gr_problem q = *p;
+    q.n_days = 0;
+    CHECK(gr_validate(&q) == GR_ERR_SIZES, "zero days accepted");
+    q = *p;
+    q.length = NULL;
+    CHECK(gr_validate(&q) == GR_ERR_NULL, "NULL length accepted");
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *ptr = malloc((cells + 1) * sizeof *ptr);
+    memcpy(ptr, p->on_ptr, (cells + 1) * sizeof *ptr);
+    ptr[cells] += 1;
+    q = *p;
+    q.on_ptr = ptr;
+    CHECK(gr_validate(&q) == GR_ERR_ON_PTR, "broken CSR end accepted");
+    free(ptr);
+    int32_t *wk = malloc((size_t)p->n_days * sizeof *wk);
+    memcpy(wk, p->weekend, (size_t)p->n_days * sizeof *wk);
+    wk[0] = p->n_weekends;
+    q = *p;
+    q.weekend = wk;
+    CHECK(gr_validate(&q) == GR_ERR_WEEKEND, "weekend index out of range accepted");
+    free(wk);
+}
+
+/* Random moves through the incremental state must keep the totals equal to a recomputation,
+ * and "magnitude zero" must coincide with "exact hard count zero". */
+static void test_delta(const gr_problem *p, uint64_t seed)
+{
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *r = malloc(cells * sizeof *r), *vals = malloc((size_t)p->n_days * sizeof *vals);
+    for (size_t i = 0; i < cells; i++)
+        r[i] = gr_rng_below(&rng, p->n_shifts + 1) - 1;
+    gr_state_load(&st, r);
+    for (int it = 0; it < 20000; it++) {
+        int32_t e = gr_rng_below(&rng, p->n_employees);
+        int32_t k = 1 + gr_rng_below(&rng, p->n_days < 8 ? p->n_days : 8);
+        int32_t a = gr_rng_below(&rng, p->n_days - k + 1);
+        for (int32_t i = 0; i < k; i++)
+            vals[i] = gr_rng_below(&rng, 3) == 0 ? -1 : gr_rng_below(&rng, p->n_shifts);
+        gr_delta dl = gr_state_delta(&st, e, a, a + k - 1, vals, 1);
+        gr_state_apply(&st, e, a, a + k - 1, vals, 1, dl);
+        if (it % 97 == 0) {
+            gr_delta full = gr_state_full(&st);
+            CHECK(full.hard == st.total.hard && full.minutes == st.total.minutes &&
+                      full.pen == st.total.pen,
+                  "delta drift at %d: hard %lld/%lld minutes %lld/%lld pen %lld/%lld", it,
+                  (long long)st.total.hard, (long long)full.hard, (long long)st.total.minutes,
+                  (long long)full.minutes, (long long)st.total.pen, (long long)full.pen);
+            int64_t h, pen;
+            CHECK(gr_score(p, st.roster, &h, &pen) == GR_OK, "score failed");
+            CHECK(pen == st.total.pen, "penalty %lld vs state %lld", (long long)pen,
+                  (long long)st.total.pen);
+            CHECK((h == 0) == (st.total.hard == 0 && st.total.minutes == 0),
+                  "hard count %lld but magnitude %lld/%lld", (long long)h,
+                  (long long)st.total.hard, (long long)st.total.minutes);
+        }
+    }
+    free(r);
+    free(vals);
+    gr_state_free(&st);
+}
+
+static void test_solve(const gr_problem *p, double seconds)
+{
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *r1 = malloc(cells * sizeof *r1), *r2 = malloc(cells * sizeof *r2);
+    gr_config cfg = {.time_limit = seconds, .seed = 7, .population = 0};
+    gr_progress prog;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &cfg, &prog, r1) == GR_OK, "solve failed");
+    int64_t h, pen;
+    CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "score of solve result failed");
+    CHECK(h == atomic_load(&prog.best_hard) && pen == atomic_load(&prog.best_penalty),
+          "progress best (%lld, %lld) differs from the returned roster (%lld, %lld)",
+          (long long)atomic_load(&prog.best_hard), (long long)atomic_load(&prog.best_penalty),
+          (long long)h, (long long)pen);
+    CHECK(atomic_load(&prog.timed_out) == 1, "timed_out not set");
+
+    /* reproducible under an evaluation budget */
+    gr_config det = {.time_limit = 60, .seed = 3, .max_evaluations = 200000};
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &det, &prog, r1) == GR_OK, "budget solve 1");
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &det, &prog, r2) == GR_OK, "budget solve 2");
+    CHECK(memcmp(r1, r2, cells * sizeof *r1) == 0, "same seed and budget, different rosters");
+
+    /* a cancel set before the call stops it at once, still with a roster */
+    memset(&prog, 0, sizeof prog);
+    atomic_store(&prog.cancel, 1);
+    gr_config slow = {.time_limit = 100, .seed = 1};
+    double t0 = gr_now();
+    CHECK(gr_solve(p, &slow, &prog, r1) == GR_OK, "cancelled solve");
+    CHECK(gr_now() - t0 < 1.0, "cancel ignored");
+    CHECK(atomic_load(&prog.cancelled) == 1, "cancelled not set");
+    CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "cancelled roster invalid");
+
+    gr_config bad = {.time_limit = -1};
+    CHECK(gr_solve(p, &bad, &prog, r1) == GR_ERR_CONFIG, "negative time limit accepted");
+    free(r1);
+    free(r2);
+}
+
+int main(int argc, char **argv)
+{
+    owned o = {0};
+    builtin(&o);
+    test_validate(&o.p);
+    test_delta(&o.p, 1);
+    test_solve(&o.p, 0.2);
+    release(&o);
+    for (int i = 1; i < argc; i++) {
+        memset(&o, 0, sizeof o);
+        if (!load(&o, argv[i])) {
+            fprintf(stderr, "FAIL cannot load %s\n", argv[i]);
+            failures++;
+            release(&o);
+            continue;
+        }
+        test_validate(&o.p);
+        test_delta(&o.p, 2 + (uint64_t)i);
+        test_solve(&o.p, 0.3);
+        release(&o);
+    }
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("all C checks passed\n");
+    return failures ? 1 : 0;
+}
