@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from shared.roster.compiled import I32, compile_request
@@ -211,7 +211,6 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
         BarColumn(),
         TextColumn("{task.fields[elapsed]:.1f}/{task.fields[limit]:.0f} s"),
         TextColumn("{task.fields[best]}"),
-        TimeElapsedColumn(),
         console=err,
         transient=True,
         disable=not show,
