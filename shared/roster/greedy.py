@@ -12,7 +12,8 @@ It is what runs when the C solver is unavailable, so it favours robustness over 
    chosen on a graded violation measure; a row no small change fixes is re-planned whole by a
    beam search over its days that keeps every hard rule by construction.
 4. Spend what is left of a small, fixed effort on the soft penalty: re-plan each row against
-   the cover the others leave, keeping the new row when it is feasible and cheaper.
+   the cover the others leave, keeping the new row when it is feasible and cheaper; then try
+   every single-cell change that lowers the penalty and keeps its row feasible.
 
 Every phase is bounded by counts, not by the clock, so a seed always gives the same roster
 (unless the time limit cuts phase 4 short, which the run reports as timed out). The
@@ -611,6 +612,35 @@ class Greedy:
             if not changed:
                 return
 
+    def polish(self) -> None:
+        """Single-cell changes that lower the soft penalty and keep the row feasible; the
+        cheap penalty delta filters candidates before the row is checked."""
+        for e in range(self.E):
+            row = self.st.roster[e]
+            if self.control.cancel.is_set():
+                return
+            if self.row_violations(e, row) != 0:
+                continue
+            options = [OFF, *[s for s in range(self.S) if self.max_shifts[e][s] > 0]]
+            for d in range(self.D):
+                if self.day_off[e][d]:
+                    continue
+                old = row[d]
+                best, best_delta = old, 0
+                for v in options:
+                    if v == old:
+                        continue
+                    delta = self.cell_penalty_delta(e, d, v)
+                    if delta >= best_delta:
+                        continue
+                    row[d] = v
+                    ok = self.row_violations(e, row) == 0
+                    row[d] = old
+                    if ok:
+                        best, best_delta = v, delta
+                if best != old:
+                    self.set(e, d, best)
+
     @staticmethod
     def diverse(ranked: list[Any], width: int, min_off: int) -> list[Any]:
         """The best states, but at most a few per shape (run, rest, weekends used): a beam
@@ -643,6 +673,7 @@ def solve_greedy(
     g.fix_short_runs()
     g.repair()
     g.improve()
+    g.polish()
     roster = g.roster()
     score = evaluate(problem, roster)
     elapsed_ms = (time.perf_counter() - started) * 1000
