@@ -13,7 +13,8 @@ It is what runs when the C solver is unavailable, so it favours robustness over 
    beam search over its days that keeps every hard rule by construction.
 4. Spend what is left of a small, fixed effort on the soft penalty: re-plan each row against
    the cover the others leave, keeping the new row when it is feasible and cheaper; then try
-   every single-cell change that lowers the penalty and keeps its row feasible.
+   every single-cell change that lowers the penalty and keeps its row feasible, and swaps of
+   two employees' cells on one day that grant a wish.
 
 Every phase is bounded by counts, not by the clock, so a seed always gives the same roster
 (unless the time limit cuts phase 4 short, which the run reports as timed out). The
@@ -641,6 +642,44 @@ class Greedy:
                 if best != old:
                     self.set(e, d, best)
 
+    def request_cost(self, e: int, d: int, v: int) -> int:
+        on = self.on[e][d]
+        return sum(w for t, w in on.items() if t != v) + self.off[e][d].get(v, 0)
+
+    def swap_requests(self) -> None:
+        """Exchange two employees' cells on one day to grant a wish: the cover is unchanged,
+        so only the request penalties and the two rows' feasibility need checking."""
+        roster = self.st.roster
+        for e in range(self.E):
+            for d in range(self.D):
+                u = roster[e][d]
+                if self.request_cost(e, d, u) == 0:
+                    continue
+                for f in range(self.E):
+                    v = roster[f][d]
+                    if f == e or v == u:
+                        continue
+                    delta = (
+                        self.request_cost(e, d, v)
+                        - self.request_cost(e, d, u)
+                        + self.request_cost(f, d, u)
+                        - self.request_cost(f, d, v)
+                    )
+                    if delta >= 0 or (v >= 0 and self.day_off[e][d]):
+                        continue
+                    if u >= 0 and self.day_off[f][d]:
+                        continue
+                    roster[e][d], roster[f][d] = v, u
+                    ok = self.row_violations(e, roster[e]) == 0 == self.row_violations(f, roster[f])
+                    roster[e][d], roster[f][d] = u, v
+                    if ok:
+                        # Through `set` so the tallies follow; the cover nets out.
+                        self.set(e, d, v)
+                        self.set(f, d, u)
+                        u = v
+                        if self.request_cost(e, d, u) == 0:
+                            break
+
     @staticmethod
     def diverse(ranked: list[Any], width: int, min_off: int) -> list[Any]:
         """The best states, but at most a few per shape (run, rest, weekends used): a beam
@@ -674,6 +713,7 @@ def solve_greedy(
     g.repair()
     g.improve()
     g.polish()
+    g.swap_requests()
     roster = g.roster()
     score = evaluate(problem, roster)
     elapsed_ms = (time.perf_counter() - started) * 1000
