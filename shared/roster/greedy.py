@@ -651,6 +651,8 @@ class Greedy:
         so only the request penalties and the two rows' feasibility need checking."""
         roster = self.st.roster
         for e in range(self.E):
+            if self.control.cancel.is_set():
+                return
             for d in range(self.D):
                 u = roster[e][d]
                 if self.request_cost(e, d, u) == 0:
