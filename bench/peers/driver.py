@@ -1,0 +1,486 @@
+"""Measures one system for one round and prints one `RESULT {json}` line.
+
+Run by bench/bench_pipeline.py with the python of the venv that has the system's framework (the
+peers' venvs, or the project venv for the floor and ShiftStream). The protocol is the same for
+every system, so the figures compare:
+
+1. queue N jobs while no worker runs (the producer's rate is noted, not scored);
+2. start the worker process(es) and read the done stream until all N are done: throughput is
+   counted from the first completion to the last (see benchstats.throughput);
+3. with the worker now warm and idle, send M jobs one at a time, each waiting for its own
+   completion: submit -> done latency, p50 and p99;
+4. stop the worker (SIGTERM to its process group, SIGKILL after a grace period).
+
+"Done" is always an entry on a stream that the driver blocks on with XREAD: `bench:done`
+(written by each peer's no-op handler) or, for ShiftStream, `solver.completed` on
+`solver-events`. No polling sits between a completion and its observation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+
+HERE = Path(__file__).resolve().parent
+WORKERS = HERE / "workers"
+BENCH = HERE.parent
+REPO = BENCH.parent
+sys.path[:0] = [str(WORKERS), str(BENCH)]
+
+from benchstats import percentile, throughput  # noqa: E402
+from common import DONE_STREAM, GROUP, QUEUE  # noqa: E402
+
+BIN = Path(sys.executable).parent
+# Concurrent submissions when queueing; small enough for every client pool's default size.
+CHUNK = 50
+
+
+async def _ensure_group(r: Redis, stream: str, group: str) -> None:
+    # Frameworks that create their group at `$` would skip the jobs queued before the worker
+    # starts; creating it at 0 first makes them see the whole queue.
+    try:
+        await r.xgroup_create(stream, group, id="0", mkstream=True)
+    except Exception as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+class Adapter:
+    """One system: how to start its worker, submit a job, and recognise its completion."""
+
+    name = ""
+    done_stream = DONE_STREAM
+    #: Described in the JSON so that a reader knows what was measured.
+    notes = ""
+
+    def __init__(self, url: str, args: argparse.Namespace) -> None:
+        self.url = url
+        self.args = args
+
+    def worker_cmds(self) -> list[list[str]]:
+        raise NotImplementedError
+
+    def worker_cwd(self) -> Path:
+        return WORKERS
+
+    def worker_env(self) -> dict[str, str]:
+        return {}
+
+    async def setup(self, r: Redis) -> None:
+        return None
+
+    async def submit(self, job_id: str) -> None:
+        raise NotImplementedError
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), CHUNK):
+            await asyncio.gather(*(self.submit(i) for i in ids[start : start + CHUNK]))
+
+    def done_id(self, fields: dict[str, str]) -> str | None:
+        return fields.get("id")
+
+    async def close(self) -> None:
+        return None
+
+
+class Floor(Adapter):
+    name = "floor-streams"
+    notes = (
+        "raw redis-py: producer XADD (pipelined when queued), worker XREADGROUP COUNT 100 BLOCK, "
+        "one pipeline per batch with a done XADD per entry and one XACK"
+    )
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[sys.executable, "floor_worker.py"]]
+
+    async def setup(self, r: Redis) -> None:
+        self.r = r
+        await _ensure_group(r, QUEUE, GROUP)
+
+    async def submit(self, job_id: str) -> None:
+        await self.r.xadd(QUEUE, {"id": job_id})
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 1000):
+            pipe = self.r.pipeline(transaction=False)
+            for i in ids[start : start + 1000]:
+                pipe.xadd(QUEUE, {"id": i})
+            await pipe.execute()
+
+
+class Celery(Adapter):
+    name = "celery"
+    notes = "Celery Redis broker, worker -P solo (one process), prefetch default, acks early"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [
+            [
+                str(BIN / "celery"), "-A", "celery_worker", "worker", "-P", "solo",
+                "-Q", QUEUE, "--loglevel=WARNING",
+                # Start-up only: no broadcast chatter with other workers (there are none).
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+            ]
+        ]
+
+    async def setup(self, r: Redis) -> None:
+        import celery_worker
+
+        self.task = celery_worker.noop
+
+    async def submit(self, job_id: str) -> None:
+        self.task.apply_async(args=[job_id])
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for i in ids:
+            self.task.apply_async(args=[i])
+
+
+class Dramatiq(Adapter):
+    name = "dramatiq"
+    notes = "Dramatiq RedisBroker, --processes 1 --threads 10, max_retries=0"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[str(BIN / "dramatiq"), "dramatiq_worker", "--processes", "1", "--threads", "10"]]
+
+    async def setup(self, r: Redis) -> None:
+        import dramatiq_worker
+
+        self.actor = dramatiq_worker.noop
+
+    async def submit(self, job_id: str) -> None:
+        self.actor.send(job_id)
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for i in ids:
+            self.actor.send(i)
+
+
+class Arq(Adapter):
+    name = "arq"
+    notes = "arq defaults: max_jobs=10, poll_delay=0.5 s (jobs in a sorted set), one worker"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[str(BIN / "arq"), "arq_worker.WorkerSettings"]]
+
+    async def setup(self, r: Redis) -> None:
+        from arq import create_pool
+        from arq_worker import WorkerSettings
+
+        self.pool = await create_pool(WorkerSettings.redis_settings)
+
+    async def submit(self, job_id: str) -> None:
+        await self.pool.enqueue_job("noop", job_id)
+
+    async def close(self) -> None:
+        await self.pool.aclose()
+
+
+class Taskiq(Adapter):
+    name = "taskiq"
+    notes = "taskiq-redis RedisStreamBroker (XREADGROUP COUNT 100, XACK after the task), --workers 1"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[str(BIN / "taskiq"), "worker", "taskiq_worker:broker", "--workers", "1"]]
+
+    async def setup(self, r: Redis) -> None:
+        await _ensure_group(r, QUEUE, GROUP)
+        import taskiq_worker
+
+        self.broker = taskiq_worker.broker
+        self.task = taskiq_worker.noop
+        await self.broker.startup()
+
+    async def submit(self, job_id: str) -> None:
+        await self.task.kiq(job_id)
+
+    async def close(self) -> None:
+        await self.broker.shutdown()
+
+
+class FastStreamPeer(Adapter):
+    name = "faststream"
+    notes = "bare FastStream RedisBroker StreamSub with a group, default ack policy, uvloop"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[sys.executable, "faststream_worker.py"]]
+
+    async def setup(self, r: Redis) -> None:
+        await _ensure_group(r, QUEUE, GROUP)
+        from faststream.redis import RedisBroker
+
+        self.broker = RedisBroker(self.url)
+        await self.broker.connect()
+
+    async def submit(self, job_id: str) -> None:
+        await self.broker.publish(job_id, stream=QUEUE)
+
+    async def close(self) -> None:
+        await self.broker.stop()
+
+
+def tiny_roster_payload() -> str:
+    """A week, two shifts, three employees, greedy: validated like any request, solved in <1 ms."""
+    sys.path.insert(0, str(REPO))
+    from shared.roster.model import SolveRequest
+
+    request = SolveRequest.model_validate(
+        {
+            "version": 1,
+            "name": "bench-tiny",
+            "horizon": {"start_date": "2026-01-05", "days": 7},
+            "shift_types": [
+                {"id": "E", "start": "07:00", "length_minutes": 480},
+                {"id": "L", "start": "14:00", "length_minutes": 480, "cannot_follow": []},
+            ],
+            "cover": [
+                {"day": d, "shift": s, "required": 1} for d in range(7) for s in ("E", "L")
+            ],
+            "employees": [
+                {"id": e, "max_minutes": 5 * 480, "max_consecutive_shifts": 5}
+                for e in ("ana", "ben", "cai")
+            ],
+            "solver": {"implementation": "greedy", "time_limit_seconds": 5, "seed": 1},
+        }
+    )
+    return request.model_dump_json(exclude_defaults=True)
+
+
+class ShiftStream(Adapter):
+    name = "shiftstream"
+    done_stream = "solver-events"
+    notes = (
+        "public contract only: flat XADD type=solve job_id payload to workforce-solver; done = "
+        "type=solver.completed on solver-events; services intake, solver, notifier, fallback, "
+        "triage as processes, SOLVER_IMPLEMENTATION=greedy"
+    )
+
+    def __init__(self, url: str, args: argparse.Namespace) -> None:
+        super().__init__(url, args)
+        self.scale: dict[str, int] = {}
+        for item in args.scale or []:
+            svc, _, n = item.partition("=")
+            self.scale[svc] = int(n)
+        if self.scale:
+            self.name = "shiftstream-x" + "-".join(f"{k}{v}" for k, v in sorted(self.scale.items()))
+        self.payload = tiny_roster_payload()
+
+    def worker_cwd(self) -> Path:
+        return REPO
+
+    def worker_env(self) -> dict[str, str]:
+        return {"SOLVER_IMPLEMENTATION": "greedy"}
+
+    def worker_cmds(self) -> list[list[str]]:
+        if self.args.runner == "dev":
+            cmd = [sys.executable, "-m", "shared.cli.main", "dev"]
+            for svc, n in sorted(self.scale.items()):
+                cmd += ["--scale", f"{svc}={n}"]
+            return [cmd]
+        cmds = []
+        for svc in ("intake", "solver", "notifier", "fallback", "triage"):
+            cmds += [[sys.executable, "-m", f"services.{svc}"]] * self.scale.get(svc, 1)
+        return cmds
+
+    async def setup(self, r: Redis) -> None:
+        self.r = r
+
+    def _fields(self, job_id: str) -> dict[str, str]:
+        return {"type": "solve", "job_id": job_id, "payload": self.payload}
+
+    async def submit(self, job_id: str) -> None:
+        await self.r.xadd("workforce-solver", self._fields(job_id))
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 1000):
+            pipe = self.r.pipeline(transaction=False)
+            for i in ids[start : start + 1000]:
+                pipe.xadd("workforce-solver", self._fields(i))
+            await pipe.execute()
+
+    def done_id(self, fields: dict[str, str]) -> str | None:
+        if fields.get("type") == "solver.completed":
+            return fields.get("job_id")
+        return None
+
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    a.name: a for a in (Floor, Celery, Dramatiq, Arq, Taskiq, FastStreamPeer, ShiftStream)
+}
+
+
+def start_workers(adapter: Adapter, log_path: Path) -> list[subprocess.Popen[bytes]]:
+    env = {**os.environ, "REDIS_URL": adapter.url, "PYTHONUNBUFFERED": "1", **adapter.worker_env()}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(adapter.worker_cwd()), env.get("PYTHONPATH", "")) if p
+    )
+    log = log_path.open("ab")
+    procs = []
+    for cmd in adapter.worker_cmds():
+        log.write(f"$ {' '.join(cmd)}\n".encode())
+        log.flush()
+        procs.append(
+            subprocess.Popen(
+                cmd, cwd=adapter.worker_cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
+                # Own session: stopping the worker stops its children (celery/dramatiq/taskiq
+                # fork), and nothing else.
+                start_new_session=True,
+            )
+        )
+    return procs
+
+
+def stop_workers(procs: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
+    for p in procs:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+class DoneReader:
+    """Follows the done stream from where it last read, decoding completion ids."""
+
+    def __init__(self, r: Redis, adapter: Adapter) -> None:
+        self.r = r
+        self.adapter = adapter
+        self.last = "0"
+        self.seen: set[str] = set()
+        self.duplicates = 0
+
+    async def read(self, block_ms: int) -> list[str]:
+        got = await self.r.xread({self.adapter.done_stream: self.last}, count=5000, block=block_ms)
+        ids: list[str] = []
+        for _, entries in got or []:
+            for entry_id, fields in entries:
+                self.last = entry_id
+                jid = self.adapter.done_id(fields)
+                if jid is None:
+                    continue
+                if jid in self.seen:
+                    self.duplicates += 1
+                    continue
+                self.seen.add(jid)
+                ids.append(jid)
+        return ids
+
+
+async def measure(adapter: Adapter, args: argparse.Namespace) -> dict[str, Any]:
+    r = Redis.from_url(adapter.url, decode_responses=True)
+    await adapter.setup(r)
+    result: dict[str, Any] = {"system": adapter.name, "round": args.round, "notes": adapter.notes}
+
+    ids = [f"t{args.round}-{i}" for i in range(args.jobs)]
+    t0 = time.perf_counter()
+    await adapter.submit_many(ids)
+    result["enqueue_jobs_s"] = args.jobs / (time.perf_counter() - t0)
+
+    log_path = Path(args.log)
+    procs = start_workers(adapter, log_path)
+    reader = DoneReader(r, adapter)
+    try:
+        t_start = time.perf_counter()
+        deadline = t_start + args.throughput_budget
+        t_first = t_last = None
+        first_count = 0
+        while len(reader.seen) < args.jobs and time.perf_counter() < deadline:
+            got = await reader.read(block_ms=200)
+            now = time.perf_counter()
+            if got and t_first is None:
+                t_first, first_count = now, len(got)
+            if got:
+                t_last = now
+            if any(p.poll() is not None for p in procs):
+                raise RuntimeError(f"a worker exited early; see {log_path}")
+        done = len(reader.seen)
+        result.update(
+            jobs=args.jobs,
+            done=done,
+            complete=done >= args.jobs,
+            duplicates=reader.duplicates,
+            startup_to_first_done_s=None if t_first is None else t_first - t_start,
+            throughput_jobs_s=(
+                None if t_first is None or t_last is None
+                else throughput(done, first_count, t_first, t_last)
+            ),
+        )
+
+        samples: list[float] = []
+        lat_deadline = time.perf_counter() + args.latency_budget
+        for i in range(args.warmup + args.latency_jobs):
+            if time.perf_counter() > lat_deadline:
+                break
+            jid = f"l{args.round}-{i}"
+            t0 = time.perf_counter()
+            await adapter.submit(jid)
+            while jid not in reader.seen:
+                # Bounded block so that a lost job ends the phase instead of hanging it.
+                if not await reader.read(block_ms=5000) and jid not in reader.seen:
+                    if time.perf_counter() > lat_deadline + 5:
+                        break
+            if jid in reader.seen and i >= args.warmup:
+                samples.append((time.perf_counter() - t0) * 1000)
+        result["latency_ms"] = {
+            "n": len(samples),
+            "requested": args.latency_jobs,
+            "p50": percentile(samples, 50) if samples else None,
+            "p99": percentile(samples, 99) if samples else None,
+            "mean": sum(samples) / len(samples) if samples else None,
+            "max": max(samples) if samples else None,
+        }
+    finally:
+        stop_workers(procs)
+        await adapter.close()
+        await r.aclose()
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("system", choices=sorted(ADAPTERS))
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--round", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=10_000)
+    ap.add_argument("--latency-jobs", type=int, default=500)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--throughput-budget", type=float, default=120.0)
+    ap.add_argument("--latency-budget", type=float, default=30.0)
+    ap.add_argument("--scale", action="append", help="shiftstream: service=N, repeatable")
+    ap.add_argument("--runner", choices=("modules", "dev"), default="modules")
+    ap.add_argument("--log", default=os.devnull)
+    args = ap.parse_args()
+    os.environ["REDIS_URL"] = args.url
+    adapter = ADAPTERS[args.system](args.url, args)
+    try:
+        import uvloop
+
+        result = uvloop.run(measure(adapter, args))
+    except ImportError:
+        result = asyncio.run(measure(adapter, args))
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

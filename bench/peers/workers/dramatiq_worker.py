@@ -1,0 +1,18 @@
+"""Dramatiq peer: Redis broker, one process with DRAMATIQ_THREADS threads (driver sets 10)."""
+
+from __future__ import annotations
+
+import dramatiq
+import redis
+from dramatiq.brokers.redis import RedisBroker
+
+from common import DONE_STREAM, QUEUE, REDIS_URL
+
+broker = RedisBroker(url=REDIS_URL)
+dramatiq.set_broker(broker)
+_done = redis.Redis.from_url(REDIS_URL)
+
+
+@dramatiq.actor(queue_name=QUEUE, max_retries=0)
+def noop(job_id: str) -> None:
+    _done.xadd(DONE_STREAM, {"id": job_id})
