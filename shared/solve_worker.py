@@ -115,7 +115,11 @@ class SolveWorker:
             )
         )
         await self.records.update(
-            job.job_id, JobState.RUNNING, attempts=job.attempt, solver=implementation.value
+            job.job_id,
+            JobState.RUNNING,
+            attempts=job.attempt,
+            solver=implementation.value,
+            worker=self.s.consumer_name,
         )
         while not task.done():
             await asyncio.wait({task}, timeout=POLL_SECONDS)

@@ -1,0 +1,262 @@
+"""The five services as real processes against a real server: the delivery rules of DESIGN §4.
+
+Each test talks to the pipeline like a foreign producer (plain redis-py XADD of flat fields)
+and checks only what a client can see (public events) plus the Redis state an operator would
+check (pending lists, dead letters, job records).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.roster.compiled import compile_request
+from shared.roster.evaluator import evaluate
+from shared.roster.model import SolveRequest, SolveResult
+from tests.conftest import Stack, StackFactory, request_json
+
+pytestmark = pytest.mark.redis
+
+
+def dead_letters(stack: Stack) -> list[dict[str, Any]]:
+    return stack.records(stack.names.dead)
+
+
+def entries_for(stack: Stack, stream: str, job_id: str) -> int:
+    return sum(r.get("job_id") == job_id for r in stack.records(stream))
+
+
+# --------------------------------------------------------------------------- happy path
+
+
+def test_foreign_producer_gets_accepted_progress_completed(stack: Stack) -> None:
+    payload = request_json(employees=12, shifts=50, time_limit=2.5)
+    job = stack.submit(payload, traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    done = stack.wait_terminal(job)[job]
+    types = [e["type"] for e in stack.events(job)]
+    assert types[0] == "solver.accepted"
+    assert "solver.progress" in types
+    assert types[-1] == "solver.completed" and types.count("solver.completed") == 1
+    progress = [e for e in stack.events(job) if e["type"] == "solver.progress"]
+    # At most one progress event per second: a 2.5 s solve cannot produce more than 4.
+    assert 1 <= len(progress) <= 4
+    assert {"progress", "message", "generation", "population", "eta_seconds", "best_score"} <= set(
+        progress[0]
+    )
+    assert done["solver_used"] == "generetic" and done["attempts"] == "1"
+    request = SolveRequest.model_validate_json(payload)
+    result = SolveResult.model_validate_json(done["result"])
+    problem = compile_request(request)
+    roster = problem.encode([a.shifts for a in result.assignments])
+    scored = evaluate(problem, roster)
+    assert scored.hard_violations == result.score.hard_violations
+    assert scored.penalty == result.score.penalty
+    assert stack.job(job)["state"] == "completed"
+
+
+INVALID = {
+    "broken-json": ({"payload": "{not json"}, "JSON"),
+    "wrong-type": (
+        {"payload": json.dumps({**json.loads(request_json()), "horizon": {"days": "many"}})},
+        "horizon.days",
+    ),
+    "missing-field": (
+        {"payload": json.dumps({k: v for k, v in json.loads(request_json()).items() if k != "employees"})},
+        "employees",
+    ),
+    "unknown-shift": (
+        {
+            "payload": json.dumps(
+                {
+                    **json.loads(request_json()),
+                    "cover": [{"day": 0, "shift": "teatime", "required": 1}],
+                }
+            )
+        },
+        "teatime",
+    ),
+    "oversize": ({"payload": json.dumps({"name": "x" * 250_000})}, "over the limit"),
+    "missing-payload": ({}, "payload"),
+    "unknown-type": ({"type": "explode", "payload": "{}"}, "type"),
+}
+
+
+def test_invalid_requests_fail_once_and_are_never_retried(stack: Stack) -> None:
+    jobs = {}
+    for name, (fields, _) in INVALID.items():
+        job_id = f"invalid-{name}-{time.monotonic_ns()}"
+        stack.xadd({"type": "solve", "job_id": job_id, **fields})
+        jobs[name] = job_id
+    # Garbage without even a job id must be recorded and must not stop the intake.
+    stack.xadd({"nonsense": "\x00\x01"})
+    found = stack.wait_terminal(*jobs.values())
+    for name, (_, needle) in INVALID.items():
+        ev = found[jobs[name]]
+        assert ev["type"] == "solver.failed", name
+        assert ev["error_class"] == "invalid", name
+        assert needle in ev["reason"], (name, ev["reason"])
+        assert ev["dead_letter_id"], name
+    time.sleep(1.0)  # room for a wrong retry to show up
+    for name, job_id in jobs.items():
+        assert len(stack.terminal(job_id)) == 1, name
+        assert entries_for(stack, stack.names.jobs, job_id) == 0, name
+    letters = dead_letters(stack)
+    assert any(d["job_id"].startswith("anon-") and d["reason"] == "job_id: missing" for d in letters)
+    assert stack.alive()
+    assert stack.pending("intake") == 0
+
+
+def test_same_job_id_three_times_is_solved_once(stack: Stack) -> None:
+    payload = request_json(implementation="greedy")
+    job = f"dup-{time.monotonic_ns()}"
+    for _ in range(3):
+        stack.submit(payload, job_id=job)
+    stack.wait_terminal(job)
+    time.sleep(1.0)
+    assert len(stack.terminal(job)) == 1
+    assert entries_for(stack, stack.names.jobs, job) == 1
+
+
+def test_not_before_delays_the_solve(stack: Stack) -> None:
+    due = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)
+    job = stack.submit(request_json(implementation="greedy"), not_before=due.isoformat())
+    stack.wait_for(lambda: bool(stack.events(job)), what="accepted")
+    assert stack.job(job)["state"] == "scheduled"
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.completed"
+    assert dt.datetime.fromisoformat(done["ts"]) >= due
+
+
+def test_cancel_of_a_queued_job(stack: Stack) -> None:
+    due = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1.5)
+    job = stack.submit(request_json(implementation="greedy"), not_before=due.isoformat())
+    stack.xadd({"type": "cancel", "job_id": job})
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.failed" and done["error_class"] == "cancelled"
+
+
+def test_cancel_of_a_running_job_keeps_its_best_roster(stack: Stack) -> None:
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=20))
+    stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
+    time.sleep(0.5)
+    asked = time.monotonic()
+    stack.xadd({"type": "cancel", "job_id": job})
+    done = stack.wait_terminal(job)[job]
+    assert time.monotonic() - asked < 10  # far below the 20 s limit
+    assert done["type"] == "solver.completed" and done.get("cancelled") == "true"
+
+
+# --------------------------------------------------------------------------- delivery
+
+
+def test_entries_written_before_the_services_started_are_processed(
+    make_stack: StackFactory,
+) -> None:
+    stack = make_stack(env={"SOLVER_IMPLEMENTATION": "greedy"}, start=False)
+    jobs = [stack.submit(request_json(seed=i)) for i in range(3)]
+    stack.start()
+    found = stack.wait_terminal(*jobs)
+    assert all(e["type"] == "solver.completed" for e in found.values())
+
+
+def test_two_solver_processes_split_the_work(make_stack: StackFactory) -> None:
+    stack = make_stack(env={"WORKER_CONCURRENCY": "1"}, scale={"solver": 2})
+    jobs = [stack.submit(request_json(seed=i, time_limit=1.0)) for i in range(6)]
+    stack.wait_terminal(*jobs, timeout=90)
+    workers = {stack.job(j)["worker"] for j in jobs}
+    assert len(workers) == 2
+    for j in jobs:
+        assert len(stack.terminal(j)) == 1
+        assert entries_for(stack, stack.names.jobs, j) == 1
+    assert stack.pending("solver") == 0
+
+
+def _solver_pid(stack: Stack) -> int:
+    [pid] = stack.supervisor.pids("solver")
+    return pid
+
+
+def test_solver_killed_mid_solve_the_job_still_ends_once(make_stack: StackFactory) -> None:
+    stack = make_stack()
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=3))
+    stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
+    os.kill(_solver_pid(stack), signal.SIGKILL)
+    stack.wait_for(lambda: not stack.alive(), what="solver death")
+    stack.restart_dead()  # a fresh solver process; its reclaimer takes the entry over
+    done = stack.wait_terminal(job, timeout=60)[job]
+    assert done["type"] == "solver.completed"
+    time.sleep(0.5)
+    assert len(stack.terminal(job)) == 1
+    stack.wait_for(lambda: stack.pending("solver") == 0, what="empty pending list")
+
+
+def test_sigterm_during_a_solve_finishes_it(make_stack: StackFactory) -> None:
+    stack = make_stack()
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=3))
+    stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
+    pid = _solver_pid(stack)
+    os.kill(pid, signal.SIGTERM)
+    stack.wait_for(lambda: not stack.alive(), timeout=20, what="solver exit")
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.completed"
+    assert stack.pending("solver") == 0
+
+
+def test_sigterm_beyond_the_grace_period_hands_the_job_back(make_stack: StackFactory) -> None:
+    stack = make_stack(env={"GRACEFUL_TIMEOUT": "3"})
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=6))
+    stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
+    os.kill(_solver_pid(stack), signal.SIGTERM)
+    stack.wait_for(lambda: not stack.alive(), timeout=15, what="solver exit")
+    assert stack.terminal(job) == []  # handed back, not reported as done
+    assert stack.pending("solver") == 1
+    stack.restart_dead()
+    done = stack.wait_terminal(job, timeout=60)[job]
+    assert done["type"] == "solver.completed"
+    stack.wait_for(lambda: stack.pending("solver") == 0, what="empty pending list")
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def _broken_csolver(tmp_path: Path) -> Path:
+    """A working directory whose `csolver` package fails to import, like a broken C build."""
+    pkg = tmp_path / "broken" / "csolver"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('raise ImportError("libgeneretic.so: cannot open")\n')
+    return pkg.parent
+
+
+def test_primary_failure_falls_back_to_greedy(make_stack: StackFactory, tmp_path: Path) -> None:
+    stack = make_stack(cwd=_broken_csolver(tmp_path))
+    job = stack.submit(request_json())
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.completed" and done["solver_used"] == "greedy"
+
+
+def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack = make_stack(env={"SOLVER_ALLOW_FALLBACK": "false"}, cwd=_broken_csolver(tmp_path))
+    job = stack.submit(request_json())
+    done = stack.wait_terminal(job, timeout=60)[job]
+    assert done["type"] == "solver.failed"
+    assert done["error_class"] == "exhausted" and done["attempts"] == "3"
+    [letter] = [d for d in dead_letters(stack) if d["job_id"] == job]
+    assert letter["dead_letter_id"] == done["dead_letter_id"]
+    history = letter["history"]
+    assert [h["attempt"] for h in history] == [1, 2, 3]
+    assert all("SolverUnavailable" in h["error_type"] for h in history)
+    gaps = [b["at"] - a["at"] for a, b in zip(history, history[1:], strict=False)]
+    # Backoff draws from [ceiling/2, ceiling]: 0.3 s then 0.6 s ceilings.
+    assert gaps[0] >= 0.15 and gaps[1] >= 0.3
+    assert letter["payload"]
+    time.sleep(1.0)
+    assert len(stack.terminal(job)) == 1
