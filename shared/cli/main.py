@@ -10,7 +10,7 @@ import typer
 
 app = typer.Typer(
     name="shiftstream",
-    help="Workforce roster solving: solve locally, or submit to and watch the ShiftStream services.",
+    help="Workforce rosters: solve locally, or submit to and watch the ShiftStream services.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )

@@ -30,7 +30,6 @@ from shared.roster.model import (
     SolveRequest,
     SolveResult,
     SolverOptions,
-    SolverStats,
 )
 from shared.roster.parse import InvalidRequest, parse_request
 from shared.roster.solving import SolveControl, SolverUnavailable, solve_request
@@ -174,9 +173,7 @@ def evaluate(
         raise fail(f"{roster}: {e.strerror or e}") from e
     except CurtoisFormatError as e:
         raise fail(f"{roster}: {e}") from e
-    # build_result wants solver stats; an evaluation has none, so they are left out below.
-    stats = SolverStats(implementation=Implementation.GREEDY, seed=0, time_ms=0.0)
-    result = build_result(problem, grid, stats)
+    result = build_result(problem, grid)
     if as_json:
         report: dict[str, Any] = {
             "hard_violations": result.score.hard_violations,
@@ -185,7 +182,7 @@ def evaluate(
         }
         print(json.dumps(report, indent=2))
     else:
-        print_table(req, result, show_stats=False)
+        print_table(req, result)
     if not result.feasible:
         raise typer.Exit(EXIT_INFEASIBLE)
 
@@ -250,7 +247,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     return result
 
 
-def print_table(req: SolveRequest, result: SolveResult, show_stats: bool = True) -> None:
+def print_table(req: SolveRequest, result: SolveResult) -> None:
     start = req.horizon.start_date
     grid = Table(title=req.name or "roster", show_lines=False, pad_edge=False)
     grid.add_column("employee", no_wrap=True)
@@ -285,7 +282,7 @@ def print_table(req: SolveRequest, result: SolveResult, show_stats: bool = True)
     out.print(rules)
     verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
     line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
-    if show_stats:
+    if result.stats is not None:
         s = result.stats
         line += f" ({s.implementation}, seed {s.seed}, {s.time_ms:.0f} ms)"
     out.print(line)

@@ -78,7 +78,9 @@ def evaluate(problem: Problem, roster: I32) -> Evaluation:
     return Evaluation(tuple(scores))
 
 
-def build_result(problem: Problem, roster: I32, stats: SolverStats) -> SolveResult:
+def build_result(
+    problem: Problem, roster: I32, stats: SolverStats | None = None
+) -> SolveResult:
     roster = check_roster(problem, roster)
     ev = evaluate(problem, roster)
     per_employee: dict[str, list[int]] = {e: [0, 0] for e in problem.employee_ids}

@@ -277,4 +277,6 @@ class SolveResult(_Model):
     breakdown: list[RuleScore]
     employees: list[EmployeeScore]
     uncovered: list[Uncovered]
-    stats: SolverStats
+    stats: SolverStats | None = Field(
+        default=None, description="How the roster was found; absent when it was only evaluated."
+    )
