@@ -1,0 +1,239 @@
+"""One job = one trace, checked on the OTLP wire: the services export to a receiver in the test.
+
+The receiver is a plain HTTP server decoding `ExportTraceServiceRequest` protobufs, so what is
+checked is exactly what Jaeger or any collector would receive from the five real processes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from tests.conftest import Stack, StackFactory, request_json
+from tests.test_services import _broken_csolver
+
+pytestmark = pytest.mark.redis
+
+
+@dataclass
+class WireSpan:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    service: str
+    attributes: dict[str, Any]
+    status_code: int
+
+
+def _value(v: AnyValue) -> Any:
+    kind = v.WhichOneof("value")
+    return getattr(v, kind) if kind else None
+
+
+@dataclass
+class Receiver:
+    spans: list[WireSpan] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: ThreadingHTTPServer | None = None
+
+    def start(self) -> str:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                receiver.add(request)
+                reply = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def add(self, request: ExportTraceServiceRequest) -> None:
+        got = []
+        for rs in request.resource_spans:
+            resource = {kv.key: _value(kv.value) for kv in rs.resource.attributes}
+            for ss in rs.scope_spans:
+                for s in ss.spans:
+                    got.append(
+                        WireSpan(
+                            trace_id=s.trace_id.hex(),
+                            span_id=s.span_id.hex(),
+                            parent_id=s.parent_span_id.hex() or None,
+                            name=s.name,
+                            service=str(resource.get("service.name", "?")),
+                            attributes={kv.key: _value(kv.value) for kv in s.attributes},
+                            status_code=s.status.code,
+                        )
+                    )
+        with self.lock:
+            self.spans.extend(got)
+
+    def trace(self, trace_id: str) -> list[WireSpan]:
+        with self.lock:
+            return [s for s in self.spans if s.trace_id == trace_id]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    r = Receiver()
+    yield r
+    r.stop()
+
+
+def _stack(make_stack: StackFactory, receiver: Receiver, **kw: Any) -> Stack:
+    env = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.start(),
+        # Export within a fraction of a second instead of the default 5 s batch delay.
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        **kw.pop("env", {}),
+    }
+    return make_stack(env=env, **kw)
+
+
+def _traceparent() -> tuple[str, str, str]:
+    trace_id, parent = secrets.token_hex(16), secrets.token_hex(8)
+    return trace_id, parent, f"00-{trace_id}-{parent}-01"
+
+
+def _ancestors(span: WireSpan, by_id: dict[str, WireSpan]) -> list[WireSpan]:
+    out = []
+    cur = by_id.get(span.parent_id or "")
+    while cur is not None and cur not in out:
+        out.append(cur)
+        cur = by_id.get(cur.parent_id or "")
+    return out
+
+
+def _dump(spans: list[WireSpan]) -> str:
+    return "\n".join(
+        f"{s.service:24} {s.name:40} {s.span_id} <- {s.parent_id} {s.attributes.get('job.id')}"
+        for s in spans
+    )
+
+
+def _wait_trace(
+    receiver: Receiver, trace_id: str, foreign_parent: str, services: set[str], stack: Stack
+) -> list[WireSpan]:
+    """Wait until the trace has a span of every service and no span points at a missing parent."""
+    deadline = time.monotonic() + 20
+    while True:
+        spans = receiver.trace(trace_id)
+        ids = {s.span_id for s in spans} | {foreign_parent}
+        seen = {s.service.removeprefix("shiftstream-") for s in spans}
+        if services <= seen and all(s.parent_id in ids for s in spans):
+            return spans
+        if time.monotonic() > deadline:
+            others = [s for s in receiver.spans if s.trace_id != trace_id]
+            pytest.fail(
+                f"trace {trace_id} incomplete: services {sorted(seen)}, want {sorted(services)}\n"
+                f"{_dump(spans)}\n-- other traces --\n{_dump(others[:40])}\n{stack.logs()}"
+            )
+        time.sleep(0.2)
+
+
+def _check_links(spans: list[WireSpan], foreign_parent: str) -> dict[str, WireSpan]:
+    """The monolith's span is the parent of the whole job: intake hangs off it, nothing else."""
+    by_id = {s.span_id: s for s in spans}
+    roots = [s for s in spans if s.parent_id == foreign_parent]
+    assert roots and {s.service for s in roots} == {"shiftstream-intake"}, _dump(spans)
+    # `_wait_trace` already waited for every other parent to be a span of this trace.
+    assert all(s.parent_id in by_id for s in spans if s not in roots), _dump(spans)
+    return by_id
+
+
+def _descends(spans: list[WireSpan], by_id: dict[str, WireSpan], child: str, parent: str) -> bool:
+    return any(
+        s.service == f"shiftstream-{child}"
+        and any(a.service == f"shiftstream-{parent}" for a in _ancestors(s, by_id))
+        for s in spans
+    )
+
+
+def test_one_trace_per_job_from_the_monoliths_traceparent(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    stack = _stack(make_stack, receiver)
+    trace_id, parent, header = _traceparent()
+    job = stack.submit(request_json(time_limit=0.5), traceparent=header)
+    stack.wait_terminal(job)
+    spans = _wait_trace(receiver, trace_id, parent, {"intake", "solver", "notifier"}, stack)
+    by_id = _check_links(spans, parent)
+    assert _descends(spans, by_id, "solver", "intake"), _dump(spans)
+    assert _descends(spans, by_id, "notifier", "solver"), _dump(spans)
+
+
+def test_fallback_adds_its_span_to_the_trace(
+    make_stack: StackFactory, receiver: Receiver, tmp_path: Path
+) -> None:
+    stack = _stack(make_stack, receiver, cwd=_broken_csolver(tmp_path))
+    trace_id, parent, header = _traceparent()
+    job = stack.submit(request_json(), traceparent=header)
+    assert stack.wait_terminal(job)[job]["solver_used"] == "greedy"
+    spans = _wait_trace(
+        receiver, trace_id, parent, {"intake", "solver", "fallback", "notifier"}, stack
+    )
+    by_id = _check_links(spans, parent)
+    assert _descends(spans, by_id, "fallback", "solver"), _dump(spans)
+    assert _descends(spans, by_id, "notifier", "fallback"), _dump(spans)
+
+
+def test_retried_job_keeps_both_attempts_in_one_trace(
+    make_stack: StackFactory, receiver: Receiver, tmp_path: Path
+) -> None:
+    stack = _stack(
+        make_stack,
+        receiver,
+        env={"SOLVER_ALLOW_FALLBACK": "false", "RETRY_MAX_ATTEMPTS": "2"},
+        cwd=_broken_csolver(tmp_path),
+    )
+    trace_id, parent, header = _traceparent()
+    job = stack.submit(request_json(), traceparent=header)
+    assert stack.wait_terminal(job)[job]["error_class"] == "exhausted"
+    spans = _wait_trace(
+        receiver, trace_id, parent, {"intake", "solver", "triage", "notifier"}, stack
+    )
+    by_id = _check_links(spans, parent)
+    solves = [
+        s
+        for s in spans
+        if s.service == "shiftstream-solver" and s.name.endswith("solver.jobs process")
+    ]
+    # Attempt 1 comes from intake; attempt 2 was scheduled by triage and still joins the trace.
+    assert len(solves) == 2, _dump(spans)
+    retried = [
+        s for s in solves if any(a.service == "shiftstream-triage" for a in _ancestors(s, by_id))
+    ]
+    assert len(retried) == 1, _dump(spans)
