@@ -84,9 +84,9 @@ class Service:
         def decorate(func: Callable[..., Any]) -> Any:
             wrapped: Any = func
             for sub in subs:
-                wrapped = self.broker.subscriber(
-                    stream=sub, parser=parser, ack_policy=ack_policy
-                )(wrapped)
+                wrapped = self.broker.subscriber(stream=sub, parser=parser, ack_policy=ack_policy)(
+                    wrapped
+                )
             return wrapped
 
         return decorate

@@ -58,9 +58,10 @@ class Client:
             fields["not_before"] = not_before.isoformat()
         if traceparent:
             fields["traceparent"] = traceparent
+        entry: dict[Any, Any] = fields
         await self.redis.xadd(
-            self.names.intake, fields, maxlen=self.settings.stream_maxlen, approximate=True
-        )  # type: ignore[arg-type]
+            self.names.intake, entry, maxlen=self.settings.stream_maxlen, approximate=True
+        )
         return job_id
 
     async def cancel(self, job_id: str) -> None:
@@ -81,7 +82,9 @@ class Client:
         """
         last = after
         while True:
-            batch = await self.redis.xread({self.names.events: last}, count=500, block=block_ms)
+            batch: Any = await self.redis.xread(
+                {self.names.events: last}, count=500, block=block_ms
+            )
             for _stream, entries in batch or []:
                 for entry_id, raw in entries:
                     last = _text(entry_id)

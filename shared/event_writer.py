@@ -10,9 +10,7 @@ from shared.streams import Names
 
 
 class EventWriter:
-    def __init__(
-        self, redis: aioredis.Redis, names: Names, *, maxlen: int, guard_ttl: int
-    ) -> None:
+    def __init__(self, redis: aioredis.Redis, names: Names, *, maxlen: int, guard_ttl: int) -> None:
         self.redis = redis
         self.names = names
         self.maxlen = maxlen

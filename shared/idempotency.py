@@ -16,4 +16,6 @@ async def claim(redis: aioredis.Redis, key: str, entry_id: str, ttl: int) -> boo
     if await redis.set(key, entry_id, nx=True, ex=ttl):
         return True
     owner = await redis.get(key)
-    return owner is not None and owner.decode() == entry_id
+    if isinstance(owner, bytes):
+        owner = owner.decode()
+    return owner == entry_id

@@ -65,7 +65,9 @@ class Intake:
             log.info("cancel requested for %s", job_id)
             return
         if kind != "solve":
-            await self.invalid(job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw)
+            await self.invalid(
+                job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw
+            )
             return
         # Claimed before validation: a job id gets exactly one terminal event, so an invalid
         # request's id is spent too, and repeats of it are dropped rather than re-reported.

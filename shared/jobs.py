@@ -7,6 +7,7 @@ and the record expires after the retention period so finished jobs do not pile u
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -34,7 +35,7 @@ class JobRecords:
         self.ttl = settings.job_ttl_seconds
 
     async def update(self, job_id: str, state: JobState | None = None, **fields: object) -> None:
-        mapping = {k: str(v) for k, v in fields.items() if v is not None}
+        mapping: dict[Any, Any] = {k: str(v) for k, v in fields.items() if v is not None}
         if state is not None:
             mapping["state"] = state.value
         mapping["updated_at"] = f"{now():.3f}"
@@ -47,11 +48,15 @@ class JobRecords:
 
     async def get(self, job_id: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.names.job(job_id))
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        return {_text(k): _text(v) for k, v in raw.items()}
 
     async def is_terminal(self, job_id: str) -> bool:
         state = await self.redis.hget(self.names.job(job_id), "state")
-        return state is not None and state.decode() in TERMINAL_STATES
+        return state is not None and _text(state) in TERMINAL_STATES
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 async def request_cancel(redis: aioredis.Redis, names: Names, job_id: str, ttl: int) -> None:

@@ -89,9 +89,7 @@ class SolveWorker:
     async def holding(self, msg: Any) -> AsyncIterator[None]:
         # The lease starts before waiting for a slot: waiting is a legitimate hold too.
         async with (
-            lease(
-                self.svc.redis, self.stream, self.group, _entry_id(msg), self.s.lease_interval
-            ),
+            lease(self.svc.redis, self.stream, self.group, _entry_id(msg), self.s.lease_interval),
             self.slots,
         ):
             yield
@@ -162,7 +160,7 @@ class SolveWorker:
                 solve_time_ms=round(elapsed_ms, 1),
                 solver_used=used.value,
                 attempts=job.attempt,
-                cancelled=result.stats.cancelled,
+                cancelled=bool(result.stats and result.stats.cancelled),
             ),
             self.names.outcomes,
         )

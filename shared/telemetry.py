@@ -31,7 +31,7 @@ def _exporter(settings: Settings) -> SpanExporter | None:
 
         path = Path(settings.shiftstream_trace_file or DEFAULT_TRACE_FILE)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return FileSpanExporter(str(path))  # type: ignore[no-any-return]
+        return FileSpanExporter(str(path))
     return None
 
 

@@ -82,7 +82,8 @@ class Triage:
         attempts = job.attempt if job else 0
         # Derived from the job id, so a redelivered failure writes a record with the same id
         # and the failed event names one dead letter whichever copy won the terminal guard.
-        dead_letter_id = f"dl-{failure.job_id}-{attempts}-{uuid.uuid5(uuid.NAMESPACE_URL, failure.reason).hex[:8]}"
+        digest = uuid.uuid5(uuid.NAMESPACE_URL, failure.reason).hex[:8]
+        dead_letter_id = f"dl-{failure.job_id}-{attempts}-{digest}"
         letter = DeadLetter(
             dead_letter_id=dead_letter_id,
             job_id=failure.job_id,
@@ -97,7 +98,9 @@ class Triage:
         )
         await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen)
         await self.records.update(
-            failure.job_id, attempts=attempts, last_error=failure.reason,
+            failure.job_id,
+            attempts=attempts,
+            last_error=failure.reason,
             dead_letter_id=dead_letter_id,
         )
         await self.svc.publish(

@@ -125,7 +125,9 @@ class Stack:
                 pytest.fail(f"no terminal event for {missing}\n{self.logs()}")
             time.sleep(0.1)
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
+    def wait_for(
+        self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = ""
+    ) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:
@@ -164,9 +166,7 @@ StackFactory = Callable[..., Stack]
 
 
 @pytest.fixture
-def make_stack(
-    redis_server: EmbeddedServer, tmp_path: Path
-) -> Iterator[StackFactory]:
+def make_stack(redis_server: EmbeddedServer, tmp_path: Path) -> Iterator[StackFactory]:
     stacks: list[Stack] = []
 
     def make(
@@ -186,7 +186,9 @@ def make_stack(
 
 
 @pytest.fixture(scope="module")
-def stack(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(
+    redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
     """One shared stack for tests that only need independent job ids."""
     s = Stack(redis_server.url, tmp_path_factory.mktemp("stack-logs")).start()
     yield s

@@ -8,6 +8,7 @@ check (pending lists, dead letters, job records).
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 import signal
@@ -38,7 +39,9 @@ def entries_for(stack: Stack, stream: str, job_id: str) -> int:
 
 def test_foreign_producer_gets_accepted_progress_completed(stack: Stack) -> None:
     payload = request_json(employees=12, shifts=50, time_limit=2.5)
-    job = stack.submit(payload, traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    job = stack.submit(
+        payload, traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    )
     done = stack.wait_terminal(job)[job]
     types = [e["type"] for e in stack.events(job)]
     assert types[0] == "solver.accepted"
@@ -68,7 +71,11 @@ INVALID = {
         "horizon.days",
     ),
     "missing-field": (
-        {"payload": json.dumps({k: v for k, v in json.loads(request_json()).items() if k != "employees"})},
+        {
+            "payload": json.dumps(
+                {k: v for k, v in json.loads(request_json()).items() if k != "employees"}
+            )
+        },
         "employees",
     ),
     "unknown-shift": (
@@ -108,7 +115,9 @@ def test_invalid_requests_fail_once_and_are_never_retried(stack: Stack) -> None:
         assert len(stack.terminal(job_id)) == 1, name
         assert entries_for(stack, stack.names.jobs, job_id) == 0, name
     letters = dead_letters(stack)
-    assert any(d["job_id"].startswith("anon-") and d["reason"] == "job_id: missing" for d in letters)
+    assert any(
+        d["job_id"].startswith("anon-") and d["reason"] == "job_id: missing" for d in letters
+    )
     assert stack.alive()
     assert stack.pending("intake") == 0
 
@@ -254,7 +263,7 @@ def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
     history = letter["history"]
     assert [h["attempt"] for h in history] == [1, 2, 3]
     assert all("SolverUnavailable" in h["error_type"] for h in history)
-    gaps = [b["at"] - a["at"] for a, b in zip(history, history[1:], strict=False)]
+    gaps = [b["at"] - a["at"] for a, b in itertools.pairwise(history)]
     # Backoff draws from [ceiling/2, ceiling]: 0.3 s then 0.6 s ceilings.
     assert gaps[0] >= 0.15 and gaps[1] >= 0.3
     assert letter["payload"]

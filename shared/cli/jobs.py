@@ -72,9 +72,7 @@ def render(result_json: str, request: SolveRequest | None, output: str) -> None:
         print_table(request, result)
 
 
-async def follow(
-    client: Client, job_id: str, after: str, show: bool
-) -> dict[str, str]:
+async def follow(client: Client, job_id: str, after: str, show: bool) -> dict[str, str]:
     """Show a progress bar from the job's events; return its terminal event."""
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -268,5 +266,3 @@ def register(app: typer.Typer) -> None:
     app.command("cancel")(cancel)
     app.command("dev")(dev)
     app.command("demo")(demo)
-
-
