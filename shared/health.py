@@ -4,13 +4,15 @@
     python -m shared.health --service solver --check live --max-idle 60
 
 `ready`: Redis answers and the service's consumer group exists on its input stream.
-`live`: the service's own consumers in that group have talked to Redis recently.
+`live`: when entries wait in the group, the service's own consumers have read recently.
 
 An HTTP endpoint or a "process is up" check would stay green for a worker that silently stopped
 reading, the classic failure after a Redis failover or a lost connection. Redis itself records
-when each consumer last read (XINFO CONSUMERS `idle`, refreshed by every XREADGROUP and
-XAUTOCLAIM, even empty ones), and every service keeps a reclaimer polling even while its
-readers are busy with a long solve, so a fresh idle time proves the consume loop turns.
+when each consumer last took an entry (XINFO CONSUMERS `idle`), and a reader that is free takes
+a waiting entry within milliseconds, so "entries wait (group lag > 0) and none of our consumers
+has taken one for longer than the longest solve" means the consume loop is stuck. A long solve
+keeps its claim fresh (shared/lease.py) and its reader reads again as soon as it is done, so
+`--max-idle` above the solve time limit never fires on a busy but healthy solver.
 
 The probe runs as a separate process and cannot know the service's pid, so it finds the
 service's consumers by name prefix: `$CONSUMER_NAME-` if that is set (Kubernetes sets it to the
@@ -71,15 +73,36 @@ def check(
         return Verdict(False, f"group {group!r} missing on {stream!r}")
     if mode == "ready":
         return Verdict(True, f"{stream}/{group} present")
+    info = next(g for g in groups if _text(g["name"]) == group)
+    waiting = _waiting(client, stream, info)
     mine = [c for c in client.xinfo_consumers(stream, group) if _text(c["name"]).startswith(prefix)]
-    if not mine:
-        return Verdict(False, f"no consumer named {prefix}* in {stream}/{group}")
-    freshest = min(int(c["idle"]) for c in mine)
+    freshest = min((int(c["idle"]) for c in mine), default=None)
+    if not waiting:
+        # Nothing to read: a healthy idle reader and a stuck one look alike, and neither
+        # holds anything up. (Redis 7.0 creates a consumer only on its first delivery and
+        # does not refresh its idle time on empty reads, so idle alone would fail a quiet
+        # but healthy service.)
+        return Verdict(True, f"nothing waiting in {stream}/{group}")
+    if freshest is None:
+        return Verdict(False, f"{waiting} entries waiting, no consumer named {prefix}* reads")
     if freshest > max_idle_ms:
         return Verdict(
-            False, f"consumers {prefix}* idle {freshest} ms > {max_idle_ms} ms: not reading"
+            False,
+            f"{waiting} entries waiting, consumers {prefix}* idle {freshest} ms "
+            f"> {max_idle_ms} ms: not reading",
         )
     return Verdict(True, f"{len(mine)} consumers, last read {freshest} ms ago")
+
+
+def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
+    """Entries not yet delivered to the group (XINFO GROUPS `lag`)."""
+    lag = info.get("lag")
+    if lag is not None:
+        return int(str(lag))
+    # Redis leaves lag unknown after some trims and deletions; fall back to "anything after
+    # the last delivered id".
+    last = _text(info.get("last-delivered-id", "0-0"))
+    return len(client.xrange(stream, min=f"({last}", count=1) or [])
 
 
 def _text(v: object) -> str:

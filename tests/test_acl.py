@@ -1,0 +1,273 @@
+"""infra/redis/users.acl on a real server: each user can do its job and nothing else.
+
+The template is rendered exactly as in production (infra/redis/render-acl.sh) with fresh
+passwords and a test prefix, and loaded the production way (`--aclfile`, so a line Redis
+rejects fails the start). Then the five services run as processes, each logging in as its own
+user, and a job submitted by the `monolith` user completes; and the accesses each user must not
+have are refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+
+from shared.devrunner import SERVICES, Supervisor, free_port, server_binary, service_env
+from shared.lua import source
+from shared.settings import Settings
+from shared.streams import Names
+from tests.conftest import FAST_ENV, request_json
+
+ROOT = Path(__file__).resolve().parent.parent
+USERS = (*SERVICES, "monolith", "keda", "admin")
+
+
+@dataclass
+class AclServer:
+    port: int
+    passwords: dict[str, str]
+    names: Names
+    prefix: str
+
+    def url(self, user: str) -> str:
+        return f"redis://{user}:{self.passwords[user]}@127.0.0.1:{self.port}/0"
+
+    def client(self, user: str) -> redis.Redis:
+        return redis.Redis.from_url(self.url(user), decode_responses=True)
+
+
+def render(prefix: str, passwords: dict[str, str]) -> str:
+    env = {**os.environ, "SHIFTSTREAM_PREFIX": prefix}
+    env |= {f"{u.upper()}_PASSWORD": p for u, p in passwords.items()}
+    return subprocess.run(
+        ["sh", str(ROOT / "infra" / "redis" / "render-acl.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+@pytest.fixture(scope="module")
+def acl_server() -> Iterator[AclServer]:
+    prefix = f"acl{uuid.uuid4().hex[:6]}:"
+    passwords = {u: secrets.token_hex(12) for u in USERS}
+    with tempfile.TemporaryDirectory(prefix="shiftstream-acl-") as d:
+        acl = Path(d) / "users.acl"
+        acl.write_text(render(prefix, passwords))
+        port = free_port()
+        proc = subprocess.Popen(
+            [
+                server_binary(),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                d,
+                "--aclfile",
+                str(acl),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        server = AclServer(
+            port, passwords, Names.from_settings(Settings(shiftstream_prefix=prefix)), prefix
+        )
+        admin = server.client("admin")
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                admin.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None:
+                    out = proc.stdout.read().decode() if proc.stdout else ""
+                    pytest.fail(f"server refused the rendered ACL file:\n{out[-2000:]}")
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.05)
+        try:
+            yield server
+        finally:
+            admin.close()
+            proc.terminate()
+            proc.wait(10)
+
+
+def refused(client: redis.Redis, *command: str) -> bool:
+    try:
+        client.execute_command(*command)
+    except redis.exceptions.NoPermissionError:
+        return True
+    except redis.exceptions.AuthenticationError:
+        return True
+    except redis.ResponseError as err:
+        return "NOPERM" in str(err) or "NOAUTH" in str(err)
+    return False
+
+
+def test_anonymous_access_is_off(acl_server: AclServer) -> None:
+    anon = redis.Redis(port=acl_server.port)
+    assert refused(anon, "PING") or refused(anon, "XLEN", acl_server.names.intake)
+
+
+def test_monolith_publishes_and_follows_events_only(acl_server: AclServer) -> None:
+    n = acl_server.names
+    mono = acl_server.client("monolith")
+    mono.xadd(n.intake, {"type": "solve", "job_id": "acl-1", "payload": "{}"})
+    mono.xgroup_create(n.events, "monolith", id="$", mkstream=True)
+    assert mono.xreadgroup("monolith", "m1", {n.events: ">"}, count=1) in ([], None, {})
+    assert not refused(mono, "XACK", n.events, "monolith", "0-1")
+    assert not refused(mono, "XRANGE", n.events, "-", "+", "COUNT", "1")
+    # No forged events, no peeking at the intake or any internal stream, no admin.
+    assert refused(mono, "XADD", n.events, "*", "type", "solver.completed", "job_id", "x")
+    assert refused(mono, "XRANGE", n.intake, "-", "+")
+    assert refused(mono, "XRANGE", n.jobs, "-", "+")
+    assert refused(mono, "XREADGROUP", "GROUP", "solver", "x", "STREAMS", n.jobs, ">")
+    assert refused(mono, "XADD", n.jobs, "*", "a", "1")
+    assert refused(mono, "DEL", n.events)
+    assert refused(mono, "XTRIM", n.events, "MAXLEN", "0")
+    assert refused(mono, "FLUSHALL")
+    assert refused(mono, "KEYS", "*")
+    assert refused(mono, "HGETALL", n.job("acl-1"))
+
+
+def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None:
+    n = acl_server.names
+    notifier = acl_server.client("notifier")
+    assert refused(notifier, "XADD", n.jobs, "*", "a", "1")
+    assert refused(notifier, "XRANGE", n.intake, "-", "+")
+    solver = acl_server.client("solver")
+    assert refused(solver, "XADD", n.events, "*", "type", "solver.completed")
+    assert refused(solver, "XRANGE", n.intake, "-", "+")
+    assert refused(solver, "SET", n.idempotency("j"), "1")
+    assert refused(solver, "SET", n.cancel("j"), "1")  # reads cancel markers, never sets them
+    intake = acl_server.client("intake")
+    assert refused(intake, "XADD", n.events, "*", "type", "solver.completed")
+    assert refused(intake, "XRANGE", n.jobs, "-", "+")  # write-only on its outputs
+    assert refused(intake, "XADD", n.dead, "*", "a", "1")
+    triage = acl_server.client("triage")
+    assert refused(triage, "XRANGE", n.dead, "-", "+")
+    assert refused(triage, "XADD", n.events, "*", "a", "1")
+    fallback = acl_server.client("fallback")
+    assert refused(fallback, "XADD", n.jobs, "*", "a", "1")
+    for user in SERVICES:
+        c = acl_server.client(user)
+        assert refused(c, "FLUSHALL"), user
+        assert refused(c, "CONFIG", "GET", "*"), user
+        assert refused(c, "ACL", "LIST"), user
+        assert refused(c, "KEYS", "*"), user
+        assert refused(c, "GET", "unrelated-key"), user
+
+
+def test_keda_reads_lag_only(acl_server: AclServer) -> None:
+    n = acl_server.names
+    admin = acl_server.client("admin")
+    keda = acl_server.client("keda")
+    for service in SERVICES:
+        stream, group = n.groups[service]
+        with contextlib.suppress(redis.ResponseError):  # BUSYGROUP from an earlier test
+            admin.xgroup_create(stream, group, id="0", mkstream=True)
+        assert any(g["name"] == group for g in keda.xinfo_groups(stream))
+        assert not refused(keda, "XPENDING", stream, group)
+        assert refused(keda, "XADD", stream, "*", "a", "1")
+        assert refused(keda, "XRANGE", stream, "-", "+")
+    assert refused(keda, "XINFO", "GROUPS", n.events)
+
+
+def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
+    """Commands inside Lua are ACL-checked: each script must fit its caller's rights."""
+    n = acl_server.names
+    notifier = acl_server.client("notifier")
+    emit = notifier.register_script(source("emit_event"))
+    entry = emit(
+        keys=[n.terminal("s1"), n.events],
+        args=["1", "60", "1000", "type", "solver.failed", "job_id", "s1"],
+    )
+    assert entry
+    assert emit(keys=[n.terminal("s1"), n.events], args=["1", "60", "1000", "type", "x"]) is None
+    triage = acl_server.client("triage")
+    triage.zadd(n.schedule, {"member": 0})
+    promote = triage.register_script(source("promote_due"))
+    assert promote(keys=[n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    # The same script under a user without the key is refused, inside the script.
+    solver = acl_server.client("solver")
+    with pytest.raises(redis.ResponseError):
+        solver.register_script(source("emit_event"))(
+            keys=[n.terminal("s2"), n.events], args=["1", "60", "1000", "type", "x"]
+        )
+
+
+def test_pipeline_completes_with_each_service_on_its_own_user(
+    acl_server: AclServer, tmp_path: Path
+) -> None:
+    n = acl_server.names
+    env = {**FAST_ENV, "SHIFTSTREAM_PREFIX": acl_server.prefix}
+    supervisors = [
+        Supervisor(
+            service_env(acl_server.url(s), env),
+            {x: (1 if x == s else 0) for x in SERVICES},
+            cwd=ROOT,
+            log_dir=tmp_path,
+            grace=15,
+        )
+        for s in SERVICES
+    ]
+    mono = acl_server.client("monolith")
+    group = f"mono-{uuid.uuid4().hex[:6]}"
+    mono.xgroup_create(n.events, group, id="$", mkstream=True)
+    for sup in supervisors:
+        sup.start()
+    try:
+        job_id = f"acl-{uuid.uuid4().hex[:8]}"
+        mono.xadd(
+            n.intake,
+            {"type": "solve", "job_id": job_id, "payload": request_json(time_limit=0.5)},
+        )
+        seen: list[dict[str, str]] = []
+        deadline = time.monotonic() + 60
+        while not any(e["type"] in ("solver.completed", "solver.failed") for e in seen):
+            assert time.monotonic() < deadline, f"no terminal event; seen {seen}\n{logs(tmp_path)}"
+            for _, entries in mono.xreadgroup(group, "m", {n.events: ">"}, block=500) or []:
+                for entry_id, fields in entries:
+                    mono.xack(n.events, group, entry_id)
+                    if fields["job_id"] == job_id:
+                        seen.append(fields)
+        terminal = seen[-1]
+        assert terminal["type"] == "solver.completed", (terminal, logs(tmp_path))
+        assert seen[0]["type"] == "solver.accepted"
+        # Liveness probe under the service's own user sees its consumers reading.
+        for service in SERVICES:
+            probe = subprocess.run(
+                [sys.executable, "-m", "shared.health",
+                 "--service", service, "--check", "live", "--max-idle", "30"],
+                env={**service_env(acl_server.url(service), env), "CONSUMER_NAME": service},
+                cwd=ROOT, capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert probe.returncode == 0, (service, probe.stdout, probe.stderr)
+        assert "NOPERM" not in logs(tmp_path), logs(tmp_path)
+    finally:
+        for sup in supervisors:
+            sup.stop()
+
+
+def logs(d: Path) -> str:
+    return "\n".join(
+        f"== {p.name}\n{p.read_text(errors='replace')[-2500:]}" for p in d.glob("*.log")
+    )
