@@ -1,0 +1,188 @@
+"""Unit tests of the services' pure parts: backoff, progress, the intake parser, the records."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import pytest
+from faststream.redis.message import bDATA_KEY
+from faststream.redis.parser import BinaryMessageFormatV1
+
+from shared.intake import parse_not_before
+from shared.intake_parser import intake_parser, lift_flat_fields, to_envelope
+from shared.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
+from shared.progress import MESSAGES, ProgressReporter, message_for
+from shared.retry import backoff_ceiling, backoff_delay
+from shared.roster.solving import Progress
+from shared.settings import Settings
+from shared.streams import Names
+
+# --------------------------------------------------------------------------- backoff
+
+
+def test_backoff_grows_exponentially_up_to_the_cap() -> None:
+    ceilings = [backoff_ceiling(a, base=1, factor=2, cap=10) for a in range(1, 7)]
+    assert ceilings == [1, 2, 4, 8, 10, 10]
+
+
+def test_backoff_jitter_stays_between_half_and_the_ceiling() -> None:
+    rng = random.Random(7)
+    delays = [backoff_delay(3, base=1, factor=2, cap=60, rng=rng) for _ in range(500)]
+    assert all(2 <= d <= 4 for d in delays)
+    assert len({round(d, 3) for d in delays}) > 100  # jittered, not lock-step
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_progress_is_throttled_to_the_interval() -> None:
+    r = ProgressReporter("j", time_limit=10, interval=1.0)
+    p = Progress(generation=3, total_generations=0, population=20, best_hard=0, best_penalty=12)
+    sent = [r.outcome(p, t / 10) for t in range(0, 35)]  # 3.5 s polled every 100 ms
+    assert sum(o is not None for o in sent) == 4  # at 0, 1, 2, 3 s
+
+
+def test_progress_fields() -> None:
+    r = ProgressReporter("j", time_limit=10)
+    p = Progress(generation=5, total_generations=50, population=30, best_hard=1, best_penalty=7)
+    o = r.outcome(p, 0.0)
+    assert o is not None and o.kind is OutcomeKind.PROGRESS
+    fields = o.event_fields()
+    assert fields["generation"] == "5/50"
+    assert fields["best_score"] == "1hard/7soft"
+    assert fields["population"] == "30"
+    assert 0 <= float(fields["progress"]) <= 100
+    assert float(fields["eta_seconds"]) <= 10
+
+
+def test_messages_rotate_every_five_seconds() -> None:
+    assert message_for(0) == MESSAGES[0]
+    assert message_for(4.9) == MESSAGES[0]
+    assert message_for(5.0) == MESSAGES[1]
+    assert message_for(5 * len(MESSAGES)) == MESSAGES[0]
+    assert all(m.endswith("…") for m in MESSAGES)
+
+
+# --------------------------------------------------------------------------- intake parser
+
+
+def test_flat_fields_are_lifted_into_body_and_headers() -> None:
+    body, headers = lift_flat_fields(
+        {
+            b"type": b"solve",
+            b"job_id": b"j1",
+            b"payload": b"{}",
+            b"traceparent": b"00-abc-def-01",
+            b"colour": b"blue",
+        }
+    )
+    assert body == {"type": "solve", "job_id": "j1", "payload": "{}"}
+    assert headers == {"traceparent": "00-abc-def-01"}
+
+
+def test_envelope_from_flat_fields_parses_back() -> None:
+    data, headers = BinaryMessageFormatV1.parse(
+        to_envelope({b"type": b"solve", b"job_id": b"x", b"tracestate": b"k=v"})[bDATA_KEY]
+    )
+    assert json.loads(data) == {"type": "solve", "job_id": "x"}
+    assert headers["tracestate"] == "k=v"
+
+
+class _Parsed:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.content_type: str | None = None
+
+
+def _run_parser(data: dict[bytes, bytes]) -> Any:
+    seen: dict[str, Any] = {}
+
+    async def original(msg: Any) -> Any:
+        seen["msg"] = msg
+        body, _ = BinaryMessageFormatV1.parse(msg["data"][bDATA_KEY])
+        return _Parsed(body)
+
+    parsed = asyncio.run(intake_parser({"type": "stream", "data": data}, original))
+    return parsed, seen["msg"]
+
+
+def test_parser_passes_faststream_envelopes_through() -> None:
+    envelope = asyncio.run(
+        BinaryMessageFormatV1.encode(
+            message=b'{"type": "solve", "job_id": "p1"}',
+            reply_to=None,
+            headers={},
+            correlation_id="c",
+        )
+    )
+    parsed, msg = _run_parser({bDATA_KEY: envelope})
+    assert msg["data"][bDATA_KEY] == envelope
+    assert json.loads(parsed.body)["job_id"] == "p1"
+
+
+def test_parser_turns_garbage_into_an_object() -> None:
+    envelope = asyncio.run(
+        BinaryMessageFormatV1.encode(
+            message=b"\xff\xfe not json", reply_to=None, headers={}, correlation_id="c"
+        )
+    )
+    parsed, _ = _run_parser({bDATA_KEY: envelope})
+    entry = IntakeEntry.model_validate_json(parsed.body)
+    assert entry.job_id is None and entry.type is None
+
+
+# --------------------------------------------------------------------------- records
+
+
+def test_intake_entry_accepts_objects_and_odd_scalars() -> None:
+    e = IntakeEntry.model_validate({"type": "solve", "job_id": 42, "payload": {"a": 1}})
+    assert e.job_id == "42"
+    assert json.loads(e.payload or "") == {"a": 1}
+
+
+def test_failed_event_fields_are_flat_strings() -> None:
+    o = Outcome(
+        kind=OutcomeKind.FAILED,
+        job_id="j",
+        error_class=ErrorClass.INVALID,
+        reason="employees: field required",
+        attempts=0,
+        dead_letter_id="dl-j-0",
+    )
+    f = o.event_fields()
+    assert f["type"] == "solver.failed"
+    assert f["error_class"] == "invalid" and f["attempts"] == "0"
+    assert all(isinstance(v, str) for v in f.values())
+
+
+def test_completed_event_fields() -> None:
+    o = Outcome(
+        kind=OutcomeKind.COMPLETED,
+        job_id="j",
+        result="{}",
+        solve_time_ms=12.4,
+        solver_used="greedy",
+        attempts=2,
+    )
+    f = o.event_fields()
+    assert (f["solve_time_ms"], f["solver_used"], f["attempts"]) == ("12", "greedy", "2")
+    assert "cancelled" not in f
+
+
+def test_not_before_without_zone_is_utc() -> None:
+    assert parse_not_before("1970-01-01T00:01:00") == 60.0
+    assert parse_not_before("1970-01-01T00:01:00Z") == 60.0
+    with pytest.raises(ValueError):
+        parse_not_before("tomorrow")
+
+
+def test_names_take_the_prefix_and_share_hash_tags() -> None:
+    n = Names.from_settings(Settings(shiftstream_prefix="acme:"))
+    assert n.jobs == "acme:solver.jobs" and n.events == "acme:solver-events"
+    # The tag of each side key is exactly the stream it is scripted with (one Cluster slot).
+    assert n.schedule.startswith("{" + n.jobs + "}")
+    assert n.terminal("j1").startswith("{" + n.events + "}")
+    assert n.job("j1") == "acme:job:{j1}"
