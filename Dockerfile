@@ -1,0 +1,25 @@
+# One image for all five services; the compose file picks the service per container.
+FROM python:3.11-slim AS build
+# gcc builds the C solver through cffi at install time.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY pyproject.toml setup.py README.md ./
+COPY csolver ./csolver
+COPY shared ./shared
+COPY services ./services
+RUN python -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir --upgrade pip \
+ && /opt/venv/bin/pip install --no-cache-dir .
+
+FROM python:3.11-slim
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /app
+RUN useradd --uid 10001 --no-create-home shiftstream
+USER shiftstream
+# Override per service: python -m services.<intake|solver|fallback|triage|notifier>
+CMD ["python", "-m", "services.intake"]
