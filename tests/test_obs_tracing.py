@@ -144,42 +144,57 @@ def _dump(spans: list[WireSpan]) -> str:
     )
 
 
-def _wait_trace(
-    receiver: Receiver, trace_id: str, foreign_parent: str, services: set[str], stack: Stack
-) -> list[WireSpan]:
-    """Wait until the trace has a span of every service and no span points at a missing parent."""
-    deadline = time.monotonic() + 20
-    while True:
-        spans = receiver.trace(trace_id)
-        ids = {s.span_id for s in spans} | {foreign_parent}
-        seen = {s.service.removeprefix("shiftstream-") for s in spans}
-        if services <= seen and all(s.parent_id in ids for s in spans):
-            return spans
-        if time.monotonic() > deadline:
-            others = [s for s in receiver.spans if s.trace_id != trace_id]
-            pytest.fail(
-                f"trace {trace_id} incomplete: services {sorted(seen)}, want {sorted(services)}\n"
-                f"{_dump(spans)}\n-- other traces --\n{_dump(others[:40])}\n{stack.logs()}"
-            )
-        time.sleep(0.2)
-
-
-def _check_links(spans: list[WireSpan], foreign_parent: str) -> dict[str, WireSpan]:
-    """The monolith's span is the parent of the whole job: intake hangs off it, nothing else."""
-    by_id = {s.span_id: s for s in spans}
-    roots = [s for s in spans if s.parent_id == foreign_parent]
-    assert roots and {s.service for s in roots} == {"shiftstream-intake"}, _dump(spans)
-    # `_wait_trace` already waited for every other parent to be a span of this trace.
-    assert all(s.parent_id in by_id for s in spans if s not in roots), _dump(spans)
-    return by_id
-
-
 def _descends(spans: list[WireSpan], by_id: dict[str, WireSpan], child: str, parent: str) -> bool:
+    """Some span of `child` has a span of `parent` among its ancestors."""
     return any(
         s.service == f"shiftstream-{child}"
         and any(a.service == f"shiftstream-{parent}" for a in _ancestors(s, by_id))
         for s in spans
     )
+
+
+def _solver_attempts(spans: list[WireSpan]) -> list[WireSpan]:
+    return [
+        s
+        for s in spans
+        if s.service == "shiftstream-solver" and s.name.endswith("solver.jobs process")
+    ]
+
+
+def _wait_trace(
+    receiver: Receiver,
+    trace_id: str,
+    foreign_parent: str,
+    stack: Stack,
+    hops: list[tuple[str, str]],
+    attempts: int = 1,
+) -> list[WireSpan]:
+    """Wait for the whole trace: every hop (child service under parent service), no span whose
+    parent is missing, and `attempts` solver attempts. Spans arrive in batches from five
+    processes, so the trace is only judged once it is complete or the deadline has passed."""
+    deadline = time.monotonic() + 20
+    while True:
+        spans = receiver.trace(trace_id)
+        by_id = {s.span_id: s for s in spans}
+        roots = [s for s in spans if s.parent_id == foreign_parent]
+        complete = (
+            all(s.parent_id in by_id for s in spans if s not in roots)
+            and all(_descends(spans, by_id, child, parent) for child, parent in hops)
+            and len(_solver_attempts(spans)) >= attempts
+        )
+        if complete:
+            # The monolith's span is the parent of the whole job: intake hangs off it, nothing
+            # else does, and there is no second root.
+            assert roots and {s.service for s in roots} == {"shiftstream-intake"}, _dump(spans)
+            assert len(_solver_attempts(spans)) == attempts, _dump(spans)
+            return spans
+        if time.monotonic() > deadline:
+            others = [s for s in receiver.spans if s.trace_id != trace_id]
+            pytest.fail(
+                f"trace {trace_id} incomplete, want hops {hops}, {attempts} attempt(s)\n"
+                f"{_dump(spans)}\n-- other traces --\n{_dump(others[:40])}\n{stack.logs()}"
+            )
+        time.sleep(0.2)
 
 
 def test_one_trace_per_job_from_the_monoliths_traceparent(
@@ -189,10 +204,7 @@ def test_one_trace_per_job_from_the_monoliths_traceparent(
     trace_id, parent, header = _traceparent()
     job = stack.submit(request_json(time_limit=0.5), traceparent=header)
     stack.wait_terminal(job)
-    spans = _wait_trace(receiver, trace_id, parent, {"intake", "solver", "notifier"}, stack)
-    by_id = _check_links(spans, parent)
-    assert _descends(spans, by_id, "solver", "intake"), _dump(spans)
-    assert _descends(spans, by_id, "notifier", "solver"), _dump(spans)
+    _wait_trace(receiver, trace_id, parent, stack, [("solver", "intake"), ("notifier", "solver")])
 
 
 def test_fallback_adds_its_span_to_the_trace(
@@ -202,12 +214,8 @@ def test_fallback_adds_its_span_to_the_trace(
     trace_id, parent, header = _traceparent()
     job = stack.submit(request_json(), traceparent=header)
     assert stack.wait_terminal(job)[job]["solver_used"] == "greedy"
-    spans = _wait_trace(
-        receiver, trace_id, parent, {"intake", "solver", "fallback", "notifier"}, stack
-    )
-    by_id = _check_links(spans, parent)
-    assert _descends(spans, by_id, "fallback", "solver"), _dump(spans)
-    assert _descends(spans, by_id, "notifier", "fallback"), _dump(spans)
+    hops = [("solver", "intake"), ("fallback", "solver"), ("notifier", "fallback")]
+    _wait_trace(receiver, trace_id, parent, stack, hops)
 
 
 def test_retried_job_keeps_both_attempts_in_one_trace(
@@ -222,18 +230,18 @@ def test_retried_job_keeps_both_attempts_in_one_trace(
     trace_id, parent, header = _traceparent()
     job = stack.submit(request_json(), traceparent=header)
     assert stack.wait_terminal(job)[job]["error_class"] == "exhausted"
-    spans = _wait_trace(
-        receiver, trace_id, parent, {"intake", "solver", "triage", "notifier"}, stack
-    )
-    by_id = _check_links(spans, parent)
-    solves = [
-        s
-        for s in spans
-        if s.service == "shiftstream-solver" and s.name.endswith("solver.jobs process")
-    ]
     # Attempt 1 comes from intake; attempt 2 was scheduled by triage and still joins the trace.
-    assert len(solves) == 2, _dump(spans)
+    hops = [
+        ("solver", "intake"),
+        ("triage", "solver"),
+        ("solver", "triage"),
+        ("notifier", "triage"),
+    ]
+    spans = _wait_trace(receiver, trace_id, parent, stack, hops, attempts=2)
+    by_id = {s.span_id: s for s in spans}
     retried = [
-        s for s in solves if any(a.service == "shiftstream-triage" for a in _ancestors(s, by_id))
+        s
+        for s in _solver_attempts(spans)
+        if any(a.service == "shiftstream-triage" for a in _ancestors(s, by_id))
     ]
     assert len(retried) == 1, _dump(spans)
