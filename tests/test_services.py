@@ -269,3 +269,14 @@ def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
     assert letter["payload"]
     time.sleep(1.0)
     assert len(stack.terminal(job)) == 1
+
+
+def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
+    """A solve longer than the reclaim idle time is not stolen by the other solver's reclaimer."""
+    stack = make_stack(env={"WORKER_CONCURRENCY": "1"}, scale={"solver": 2})
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=4))
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.completed"
+    assert stack.supervisor.log_dir is not None
+    logs = [p.read_text() for p in stack.supervisor.log_dir.glob("solver-*.log")]
+    assert sum(text.count(" - Received") for text in logs) == 1, stack.logs()
