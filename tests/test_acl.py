@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -261,10 +262,27 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
                 cwd=ROOT, capture_output=True, text=True, timeout=30,
             )  # fmt: skip
             assert probe.returncode == 0, (service, probe.stdout, probe.stderr)
+        # The Node example (ioredis) needs nothing beyond the monolith user either.
+        node = run_node_example(acl_server, tmp_path)
+        assert node.returncode == 0, f"{node.stdout}\n{node.stderr}\n{logs(tmp_path)}"
         assert "NOPERM" not in logs(tmp_path), logs(tmp_path)
     finally:
         for sup in supervisors:
             sup.stop()
+
+
+def run_node_example(server: AclServer, tmp: Path) -> subprocess.CompletedProcess[str]:
+    example = ROOT / "examples" / "monolith-node"
+    node = shutil.which("node")
+    assert node and (example / "node_modules").is_dir(), f"Node.js and `npm ci` in {example}"
+    request = tmp / "request.json"
+    request.write_text(request_json(employees=5, shifts=12, time_limit=0.5))
+    return subprocess.run(
+        [node, str(example / "index.js"), "--redis-url", server.url("monolith"),
+         "--prefix", server.prefix, "--request", str(request), "--out", str(tmp / "out.json"),
+         "--timeout", "60"],
+        capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
 
 
 def logs(d: Path) -> str:
