@@ -54,6 +54,15 @@ class Intake:
         entry_id = _entry_id(msg)
         raw = body.model_dump(exclude_none=True)
         job_id = (body.job_id or "").strip()
+        count = await msg.get_delivery_count()
+        if count > self.s.max_deliveries:
+            await self.failed(
+                job_id or f"anon-{uuid.uuid4().hex}",
+                ErrorClass.EXHAUSTED,
+                f"intake: delivered {count} times without finishing (poison message)",
+                raw,
+            )
+            return
         if not job_id or len(job_id) > MAX_JOB_ID:
             # Nobody can be told about it, but it must not vanish: record it under a new id.
             reason = "job_id: missing" if not job_id else f"job_id: longer than {MAX_JOB_ID}"
@@ -107,11 +116,16 @@ class Intake:
 
     async def invalid(self, job_id: str, reason: str, raw: dict[str, Any]) -> None:
         log.info("invalid request %s: %s", job_id, reason)
+        await self.failed(job_id, ErrorClass.INVALID, reason, raw)
+
+    async def failed(
+        self, job_id: str, error_class: ErrorClass, reason: str, raw: dict[str, Any]
+    ) -> None:
         await self.svc.publish(
             FailureRecord(
                 job_id=job_id,
                 severity=Severity.PERMANENT,
-                error_class=ErrorClass.INVALID,
+                error_class=error_class,
                 reason=reason,
                 stage="intake",
                 raw={k: str(v)[:10_000] for k, v in raw.items()},

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from shared.broker import Service
 from shared.event_writer import EventWriter
 from shared.jobs import JobRecords, JobState
 from shared.messages import Outcome, OutcomeKind
 
+log = logging.getLogger("shiftstream.notifier")
+
 
 class Notifier:
     def __init__(self, svc: Service) -> None:
         s = svc.settings
+        self.redis = svc.redis
+        self.dead = svc.names.dead
+        self.dead_maxlen = s.dead_maxlen
+        self.max_deliveries = s.max_deliveries
         self.records = JobRecords(svc.redis, svc.names, s)
         # The guard outlives the idempotency key, so a late redelivery can never add a second
         # terminal event while anyone could still be reading.
@@ -21,7 +30,18 @@ class Notifier:
             guard_ttl=max(s.job_ttl_seconds, s.idempotency_ttl_seconds),
         )
 
-    async def handle(self, outcome: Outcome) -> None:
+    async def handle(self, outcome: Outcome, msg: Any) -> None:
+        count = await msg.get_delivery_count()
+        if count > self.max_deliveries:
+            # Nothing downstream can take it; keep it for operators instead of looping.
+            log.error("outcome %s of %s is poison; parking it", outcome.kind, outcome.job_id)
+            await self.redis.xadd(
+                self.dead,
+                {"poison_outcome": outcome.model_dump_json(), "deliveries": str(count)},
+                maxlen=self.dead_maxlen,
+                approximate=True,
+            )
+            return
         written = await self.events.emit(outcome)
         if written is None or not outcome.kind.terminal:
             return

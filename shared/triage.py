@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from typing import Any
 
 from shared.broker import Service
 from shared.jobs import JobRecords, JobState
@@ -36,7 +37,18 @@ class Triage:
         svc.app.after_startup(self.start_promoter)
         svc.app.on_shutdown(self.stop_promoter)
 
-    async def handle(self, failure: FailureRecord) -> None:
+    async def handle(self, failure: FailureRecord, msg: Any) -> None:
+        if await msg.get_delivery_count() > self.s.max_deliveries:
+            # Handling this record keeps failing: dead-letter it as it is, without retries.
+            log.error("failure record of %s is poison; dead-lettering it", failure.job_id)
+            failure = failure.model_copy(
+                update={
+                    "error_class": ErrorClass.EXHAUSTED,
+                    "reason": f"triage could not handle the failure: {failure.reason}",
+                }
+            )
+            await self.dead_letter(failure)
+            return
         job = failure.job
         if failure.severity is Severity.TRANSIENT and job is not None:
             if job.attempt < self.s.retry_max_attempts:

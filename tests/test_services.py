@@ -280,3 +280,23 @@ def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
     assert stack.supervisor.log_dir is not None
     logs = [p.read_text() for p in stack.supervisor.log_dir.glob("solver-*.log")]
     assert sum(text.count(" - Received") for text in logs) == 1, stack.logs()
+
+
+def test_a_job_that_keeps_killing_its_worker_is_dead_lettered(make_stack: StackFactory) -> None:
+    """Poison: after MAX_DELIVERIES deliveries the entry goes to triage, not round again."""
+    stack = make_stack(env={"MAX_DELIVERIES": "2"})
+    job = stack.submit(request_json(employees=12, shifts=50, time_limit=20))
+    for attempt in range(2):
+        stack.wait_for(
+            lambda: stack.job(job).get("state") == "running" and stack.alive(),
+            timeout=30,
+            what=f"running (delivery {attempt + 1})",
+        )
+        os.kill(_solver_pid(stack), signal.SIGKILL)
+        stack.wait_for(lambda: not stack.alive(), what="solver death")
+        stack.redis.hset(stack.names.job(job), "state", "killed")
+        stack.restart_dead()
+    done = stack.wait_terminal(job, timeout=30)[job]
+    assert done["type"] == "solver.failed" and done["error_class"] == "exhausted"
+    assert "poison" in done["reason"]
+    stack.wait_for(lambda: stack.pending("solver") == 0, what="empty pending list")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from faststream.redis import RedisStreamMessage
+
 from shared.broker import build_service
 from shared.messages import Outcome
 from shared.notifier import Notifier
@@ -12,8 +14,8 @@ stream, group = service.names.groups["notifier"]
 
 
 @service.reader_and_reclaimer(stream, group)
-async def on_outcome(body: Outcome) -> None:
-    await notifier.handle(body)
+async def on_outcome(body: Outcome, msg: RedisStreamMessage) -> None:
+    await notifier.handle(body, msg)
 
 
 app = service.app

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from faststream.redis import RedisStreamMessage
+
 from shared.broker import build_service
 from shared.messages import FailureRecord
 from shared.triage import Triage
@@ -12,8 +14,8 @@ stream, group = service.names.groups["triage"]
 
 
 @service.reader_and_reclaimer(stream, group)
-async def on_failure(body: FailureRecord) -> None:
-    await triage.handle(body)
+async def on_failure(body: FailureRecord, msg: RedisStreamMessage) -> None:
+    await triage.handle(body, msg)
 
 
 app = service.app
