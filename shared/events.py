@@ -116,9 +116,9 @@ class ProgressEvent(_Event):
     )
     population: UInt = Field(description="Current population size of the search.")
     eta_seconds: Decimal = Field(description="Estimated seconds until the solve ends.")
-    best_score: str = Field(
-        description="Best score so far as 'hard/soft' (hard violations / soft penalty); "
-        "empty before the first roster."
+    best_score: Annotated[str, Field(pattern=r"^([0-9]+hard/[0-9]+soft)?$")] = Field(
+        description="Best roster so far as '<hard violations>hard/<soft penalty>soft', e.g. "
+        "'0hard/1250soft'; empty before the first roster."
     )
 
 

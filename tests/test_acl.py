@@ -10,6 +10,7 @@ have are refused.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 import redis
 
@@ -251,6 +253,10 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
                     if fields["job_id"] == job_id:
                         seen.append(fields)
         terminal = seen[-1]
+        # Real events from the running services match the published contract.
+        schema = json.loads((ROOT / "docs" / "schemas" / "solver-event.v1.json").read_text())
+        for event in seen:
+            jsonschema.validate(event, schema)
         assert terminal["type"] == "solver.completed", (terminal, logs(tmp_path))
         assert seen[0]["type"] == "solver.accepted"
         # Liveness probe under the service's own user sees its consumers reading.

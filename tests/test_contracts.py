@@ -111,7 +111,7 @@ def _outcomes() -> list[Outcome]:
             generation="12/200",
             population=30,
             eta_seconds=3.25,
-            best_score="0/1234",
+            best_score="0hard/1234soft",
         ),
         # Before the search starts nothing but the message is known.
         Outcome(kind=OutcomeKind.PROGRESS, job_id="j1", message="starting"),
