@@ -13,7 +13,7 @@ which also puts the job id on every log line of the handler (`shared.logs`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -34,21 +34,32 @@ class _ProgressLike(Protocol):
     evaluations: int
 
 
-def annotate_job(job_id: str, attempt: int | None = None, **attributes: Any) -> None:
-    """Put the job on the current span (the hop's consume span inside a handler)."""
+def annotate_job(
+    job_id: str | None, attempt: int | None = None, attributes: Mapping[str, Any] | None = None
+) -> None:
+    """Put the job on the current span (the hop's consume span inside a handler).
+
+    `attributes` take dotted OTel names (`{"error.class": "crash"}`); None values are skipped.
+    """
     span = trace.get_current_span()
-    span.set_attribute("job.id", job_id)
+    if job_id:
+        span.set_attribute("job.id", job_id)
     if attempt is not None:
         span.set_attribute("job.attempt", attempt)
-    for key, value in attributes.items():
+    for key, value in (attributes or {}).items():
         if value is not None:
-            span.set_attribute(key, value)
+            # StrEnum members are str, but exporters are happier with the plain value.
+            span.set_attribute(key, str(value) if isinstance(value, str) else value)
 
 
 @contextmanager
-def job_scope(job_id: str, attempt: int | None = None, **attributes: Any) -> Iterator[None]:
-    annotate_job(job_id, attempt, **attributes)
-    with job_context(job_id):
+def job_scope(
+    job_id: str | None, attempt: int | None = None, attributes: Mapping[str, Any] | None = None
+) -> Iterator[None]:
+    """Tag the handler's span and bind the job id for its log lines; `None` (garbage input
+    without an id) tags nothing but still clears any id left from a previous message."""
+    annotate_job(job_id, attempt, attributes)
+    with job_context(job_id or None):
         yield
 
 

@@ -67,3 +67,54 @@ def test_console_format_is_one_readable_line(restore_root: None) -> None:
     line = out.getvalue().strip()
     assert "notifier" in line and "sent" in line and "job=job-3" in line
     assert not line.startswith("{")
+
+
+def test_solve_span_records_progress_and_figures() -> None:
+    from types import SimpleNamespace
+
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from shared.tracing import record_failure, solve_span
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    progress = SimpleNamespace(
+        generation=4,
+        total_generations=10,
+        population=20,
+        best_hard=0,
+        best_penalty=35,
+        evaluations=900,
+    )
+    stats = SimpleNamespace(
+        implementation="generetic",
+        seed=1,
+        time_ms=120.0,
+        iterations=10,
+        evaluations=2000,
+        cancelled=False,
+        timed_out=False,
+        time_to_first_feasible_ms=12.5,
+        time_to_best_ms=80.0,
+    )
+    result = SimpleNamespace(
+        stats=stats, feasible=True, score=SimpleNamespace(hard_violations=0, penalty=30)
+    )
+    with provider.get_tracer("t").start_as_current_span("solver.jobs process") as handler:
+        with solve_span("job-4", 2, "generetic", tracer_provider=provider) as span:
+            span.progress(progress, 40.0)  # type: ignore[arg-type]
+            span.finished(result)
+        record_failure("crash", RuntimeError("boom"))
+    solve, process = exporter.get_finished_spans()
+    assert solve.parent is not None and solve.parent.span_id == handler.get_span_context().span_id
+    attrs = dict(solve.attributes or {})
+    assert attrs["job.id"] == "job-4" and attrs["job.attempt"] == 2
+    assert attrs["solver.used"] == "generetic" and attrs["solver.generations"] == 10
+    assert attrs["solver.time_to_first_feasible_ms"] == 12.5
+    assert attrs["solver.best_score.soft"] == 30
+    [event] = solve.events
+    assert event.name == "progress" and dict(event.attributes or {})["best.soft"] == 35
+    assert dict(process.attributes or {})["error.class"] == "crash"
+    assert process.status.status_code.name == "ERROR"
