@@ -18,6 +18,7 @@ from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from redis.exceptions import ResponseError
 
+from shared.logs import configure_logging
 from shared.settings import Settings
 from shared.streams import Names
 from shared.telemetry import tracer_provider
@@ -104,17 +105,17 @@ class Service:
 
 def build_service(name: str, settings: Settings | None = None) -> Service:
     settings = settings or Settings()
-    logging.basicConfig(
-        level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(name)
+    logger = logging.getLogger(f"shiftstream.{name}")
     provider = tracer_provider(f"shiftstream-{name}", settings)
     broker = RedisBroker(
         settings.redis_url,
         middlewares=(RedisTelemetryMiddleware(tracer_provider=provider),),
         graceful_timeout=settings.graceful_timeout,
+        logger=logger,
     )
     client = aioredis.Redis.from_url(settings.redis_url)
-    app = FastStream(broker)
+    app = FastStream(broker, logger=logger)
     svc = Service(
         name=name,
         settings=settings,

@@ -24,6 +24,7 @@ from shared.messages import (
 )
 from shared.roster.parse import InvalidRequest, parse_request
 from shared.schedule import Schedule
+from shared.tracing import job_scope, record_failure
 
 log = logging.getLogger("shiftstream.intake")
 MAX_JOB_ID = 128
@@ -51,6 +52,10 @@ class Intake:
         self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
 
     async def handle(self, body: IntakeEntry, msg: Any) -> None:
+        with job_scope((body.job_id or "").strip() or None):
+            await self._handle(body, msg)
+
+    async def _handle(self, body: IntakeEntry, msg: Any) -> None:
         entry_id = _entry_id(msg)
         raw = body.model_dump(exclude_none=True)
         job_id = (body.job_id or "").strip()
@@ -116,6 +121,7 @@ class Intake:
 
     async def invalid(self, job_id: str, reason: str, raw: dict[str, Any]) -> None:
         log.info("invalid request %s: %s", job_id, reason)
+        record_failure(ErrorClass.INVALID.value)
         await self.failed(job_id, ErrorClass.INVALID, reason, raw)
 
     async def failed(

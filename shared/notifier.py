@@ -9,6 +9,7 @@ from shared.broker import Service
 from shared.event_writer import EventWriter
 from shared.jobs import JobRecords, JobState
 from shared.messages import Outcome, OutcomeKind
+from shared.tracing import job_scope
 
 log = logging.getLogger("shiftstream.notifier")
 
@@ -31,6 +32,10 @@ class Notifier:
         )
 
     async def handle(self, outcome: Outcome, msg: Any) -> None:
+        with job_scope(outcome.job_id, attempt=outcome.attempts):
+            await self._handle(outcome, msg)
+
+    async def _handle(self, outcome: Outcome, msg: Any) -> None:
         count = await msg.get_delivery_count()
         if count > self.max_deliveries:
             # Nothing downstream can take it; keep it for operators instead of looping.

@@ -23,9 +23,10 @@ from shared.messages import (
     Severity,
 )
 from shared.progress import ProgressReporter
-from shared.roster.model import Implementation, SolveResult
+from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.parse import InvalidRequest, parse_request
 from shared.roster.solving import SolveControl, solve_request
+from shared.tracing import SolveSpan, job_scope, record_failure, solve_span
 
 log = logging.getLogger("shiftstream.solver")
 POLL_SECONDS = 0.1
@@ -98,6 +99,14 @@ class SolveWorker:
         self, job: Job, implementation: Implementation
     ) -> tuple[SolveResult, float]:
         request = parse_request(job.payload, self.s.limits)
+        with solve_span(job.job_id, job.attempt, implementation.value) as span:
+            result, elapsed_ms = await self._watch_solve(job, request, implementation, span)
+            span.finished(result)
+        return result, elapsed_ms
+
+    async def _watch_solve(
+        self, job: Job, request: SolveRequest, implementation: Implementation, span: SolveSpan
+    ) -> tuple[SolveResult, float]:
         time_limit = min(request.solver.time_limit_seconds, self.s.solver_max_time_limit)
         control = SolveControl()
         reporter = ProgressReporter(job.job_id, time_limit, self.s.progress_interval_seconds)
@@ -138,6 +147,7 @@ class SolveWorker:
             control.refresh()
             update = reporter.outcome(control.progress, time.monotonic())
             if update is not None:
+                span.progress(control.progress, update.progress)
                 await self.svc.publish(update, self.names.outcomes)
         try:
             result = task.result()
@@ -203,6 +213,7 @@ class SolveWorker:
         )
 
     async def transient(self, job: Job, error: AttemptError) -> None:
+        record_failure(error.error_class.value)
         failed = job.model_copy(update={"history": [*job.history, error]})
         await self.svc.publish(
             FailureRecord(
@@ -232,6 +243,10 @@ class SolveWorker:
         return self.s.solver_implementation
 
     async def handle_job(self, job: Job, msg: Any) -> None:
+        with job_scope(job.job_id, attempt=job.attempt):
+            await self._handle_job(job, msg)
+
+    async def _handle_job(self, job: Job, msg: Any) -> None:
         if await self.poisoned(job, msg) or await self.skip(job):
             return
         async with self.holding(msg):
@@ -252,6 +267,7 @@ class SolveWorker:
             except Exception as err:
                 log.warning("solve of %s failed: %r", job.job_id, err)
                 error = self.attempt_error(job, err)
+                record_failure(error.error_class.value, err)
                 if self.s.solver_allow_fallback:
                     await self.svc.publish(FallbackJob(job=job, error=error), self.names.fallback)
                 else:
@@ -260,6 +276,10 @@ class SolveWorker:
             await self.completed(job, result, elapsed, used)
 
     async def handle_fallback(self, item: FallbackJob, msg: Any) -> None:
+        with job_scope(item.job.job_id, attempt=item.job.attempt):
+            await self._handle_fallback(item, msg)
+
+    async def _handle_fallback(self, item: FallbackJob, msg: Any) -> None:
         job = item.job.model_copy(update={"history": [*item.job.history, item.error]})
         if await self.poisoned(job, msg) or await self.skip(job):
             return

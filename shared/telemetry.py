@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
@@ -41,4 +42,6 @@ def tracer_provider(service_name: str, settings: Settings) -> TracerProvider | N
         return None
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
+    # Global too, so the handlers' own spans (shared.tracing) join the middleware's traces.
+    trace.set_tracer_provider(provider)
     return provider

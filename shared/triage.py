@@ -22,6 +22,7 @@ from shared.messages import (
 )
 from shared.retry import backoff_delay
 from shared.schedule import Schedule
+from shared.tracing import job_scope
 
 log = logging.getLogger("shiftstream.triage")
 
@@ -38,6 +39,11 @@ class Triage:
         svc.app.on_shutdown(self.stop_promoter)
 
     async def handle(self, failure: FailureRecord, msg: Any) -> None:
+        attempt = failure.job.attempt if failure.job else None
+        with job_scope(failure.job_id, attempt=attempt):
+            await self._handle(failure, msg)
+
+    async def _handle(self, failure: FailureRecord, msg: Any) -> None:
         if await msg.get_delivery_count() > self.s.max_deliveries:
             # Handling this record keeps failing: dead-letter it as it is, without retries.
             log.error("failure record of %s is poison; dead-lettering it", failure.job_id)
