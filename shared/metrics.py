@@ -5,6 +5,7 @@
 
 - OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (the same collector as the traces),
 - else an OTLP JSON-lines file beside the trace file in dev mode (`metrics.jsonl`),
+- neither of those when `OTEL_METRICS_EXPORTER=none`,
 - and, independently, a Prometheus scrape endpoint when `METRICS_PORT` is set.
 
 With none of them there is no provider and every call is a no-op on the API's default meter.
@@ -165,6 +166,10 @@ class Metrics:
 
 def _metric_readers(settings_trace_file: str | None, dev: bool) -> list[MetricReader]:
     readers: list[MetricReader] = []
+    # The standard switch: Jaeger (the compose stack's collector) accepts traces only, so a
+    # deployment exporting to it sets OTEL_METRICS_EXPORTER=none and scrapes METRICS_PORT.
+    if os.environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() == "none":
+        return readers
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
     ):

@@ -75,3 +75,21 @@ def test_prometheus_endpoint_serves_the_instruments() -> None:
         assert "shiftstream_solve_duration_milliseconds_count" in text
     finally:
         provider.shutdown()
+
+
+def test_otel_metrics_exporter_none_turns_otlp_off(monkeypatch: Any) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    monkeypatch.delenv("METRICS_PORT", raising=False)
+    assert meter_provider("solver", set_global=False) is None
+
+
+def test_dev_mode_writes_metrics_beside_the_traces(monkeypatch: Any, tmp_path: Any) -> None:
+    for var in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_METRICS_EXPORTER", "METRICS_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    provider = meter_provider("triage", trace_file=str(tmp_path / "traces.jsonl"), set_global=False)
+    assert provider is not None
+    Metrics("triage", provider).retry(attempt=2)
+    provider.shutdown()  # flushes the periodic reader
+    text = (tmp_path / "metrics.jsonl").read_text()
+    assert "shiftstream.retries" in text and "shiftstream-triage" in text
