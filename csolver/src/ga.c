@@ -73,6 +73,15 @@ typedef struct {
     int64_t cost; /* search objective (gr_delta_cost) */
 } member;
 
+/* Population rank: any feasible roster beats any infeasible one, then the penalty (feasible) or
+ * the weighted magnitude (infeasible). */
+static int64_t rank_of(gr_delta t)
+{
+    if (t.hard == 0 && t.minutes == 0)
+        return t.pen;
+    return ((int64_t)1 << 60) + gr_delta_cost(t, GR_HARD_WEIGHT);
+}
+
 static int32_t tournament(gr_rng *rng, const member *pop, int32_t n)
 {
     int32_t a = gr_rng_below(rng, n), b = gr_rng_below(rng, n);
@@ -149,23 +158,43 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     gr_ctx_poll(&ctx); /* a cancel set before the call still stops it */
 
     const int64_t size = (int64_t)cells;
-    gr_ls_params init_ls = {.iterations = (int64_t)(TUNE("GR_INIT_IT", 2000) * (double)size),
-                            .t_start = TUNE("GR_INIT_T0", 20.0),
-                            .t_end = TUNE("GR_INIT_T1", 0.5),
-                            .hard_weight = (int64_t)TUNE("GR_HW", 1000)};
-    gr_ls_params child_ls = {.iterations = (int64_t)(TUNE("GR_CHILD_IT", 1000) * (double)size),
-                             .t_start = TUNE("GR_CHILD_T0", 5.0),
-                             .t_end = TUNE("GR_CHILD_T1", 0.3),
-                             .hard_weight = (int64_t)TUNE("GR_HW", 1000)};
+    const int32_t cum[4] = {(int32_t)TUNE("GR_C0", 10), (int32_t)TUNE("GR_C1", 35),
+                            (int32_t)TUNE("GR_C2", 60), (int32_t)TUNE("GR_C3", 88)};
+    const int64_t hw = (int64_t)TUNE("GR_HW", 300);
+    gr_ls_params ls = {.iterations = 100 * size, .t_start = TUNE("GR_INIT_T0", 30.0),
+                       .t_end = TUNE("GR_INIT_T1", 0.3), .hard_weight = hw};
+    memcpy(ls.cum, cum, sizeof cum);
+
+    /* The annealing schedules are lengths in proposals, never clock readings, so that a run
+     * with an evaluation budget is reproducible. Without a budget the total is planned from
+     * the speed measured on the first (fixed-length) anneal. */
+    gr_greedy_start(&st, &rng, &ctx);
+    gr_ctx_offer(&ctx, st.roster);
+    if (!ctx.stop)
+        gr_local_search(&st, &rng, &ctx, &ls, best_buf);
+    double planned;
+    if (cfg->max_evaluations > 0) {
+        planned = (double)cfg->max_evaluations;
+    } else {
+        double spent = gr_now() - ctx.start;
+        double rate = (double)ctx.attempts / (spent > 1e-4 ? spent : 1e-4);
+        planned = rate * (cfg->time_limit - spent) * 0.97;
+    }
+    if (planned < (double)(100 * size))
+        planned = (double)(100 * size);
+    const double init_share = TUNE("GR_INIT_SHARE", 0.05), child_share = TUNE("GR_CHILD_SHARE", 0.1);
 
     int32_t n = 0;
     for (; n < P; n++) {
-        gr_greedy_start(&st, &rng, &ctx);
-        gr_ctx_offer(&ctx, st.roster);
+        if (n > 0) {
+            gr_greedy_start(&st, &rng, &ctx);
+            gr_ctx_offer(&ctx, st.roster);
+        }
+        ls.iterations = (int64_t)(init_share * planned);
         if (!ctx.stop)
-            gr_local_search(&st, &rng, &ctx, &init_ls, best_buf);
+            gr_local_search(&st, &rng, &ctx, &ls, best_buf);
         memcpy(pop[n].roster, st.roster, cells * sizeof(int32_t));
-        pop[n].cost = gr_delta_cost(st.total, GR_HARD_WEIGHT);
+        pop[n].cost = rank_of(st.total);
         gr_ctx_offer(&ctx, st.roster);
         atomic_store_explicit(&progress->population, n + 1, memory_order_relaxed);
         if (ctx.stop) {
@@ -174,6 +203,10 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         }
     }
 
+    gr_ls_params child_ls = ls;
+    child_ls.t_start = TUNE("GR_CHILD_T0", 10.0);
+    child_ls.t_end = TUNE("GR_CHILD_T1", 0.3);
+    child_ls.iterations = (int64_t)(child_share * planned);
     int64_t generation = 0;
     while (!ctx.stop && n >= 2) {
         int32_t a = tournament(&rng, pop, n), b = tournament(&rng, pop, n);
@@ -182,7 +215,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         gr_crossover(p, pop[a].roster, pop[b].roster, child, &rng);
         gr_state_load(&st, child);
         gr_local_search(&st, &rng, &ctx, &child_ls, best_buf);
-        int64_t cost = gr_delta_cost(st.total, GR_HARD_WEIGHT);
+        int64_t cost = rank_of(st.total);
         gr_ctx_offer(&ctx, st.roster);
         int32_t worst = 0;
         for (int32_t i = 1; i < n; i++)
@@ -194,6 +227,12 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         }
         generation++;
         atomic_store_explicit(&progress->generation, generation, memory_order_relaxed);
+    }
+    /* a population of one (or a huge instance) still uses the whole budget */
+    while (!ctx.stop) {
+        gr_state_load(&st, ctx.best_roster);
+        gr_local_search(&st, &rng, &ctx, &child_ls, best_buf);
+        gr_ctx_offer(&ctx, st.roster);
     }
 
     memcpy(roster_out, global, cells * sizeof(int32_t));

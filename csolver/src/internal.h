@@ -113,6 +113,8 @@ typedef struct {
     double t_start;     /* temperature in penalty points */
     double t_end;
     int64_t hard_weight; /* penalty points per hard unit during this search */
+    int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
+                            the rest are block moves */
 } gr_ls_params;
 /* Runs on st; leaves st at the best state seen. */
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,

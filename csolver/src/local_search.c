@@ -15,6 +15,10 @@
 #include "internal.h"
 
 #define SWAP_MAX 7
+#define TUNE_P0 (lp->cum[0])
+#define TUNE_P1 (lp->cum[1])
+#define TUNE_P2 (lp->cum[2])
+#define TUNE_P3 (lp->cum[3])
 #define BLOCK_MAX 7
 
 typedef struct {
@@ -52,11 +56,50 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
-static int propose(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32_t *v2)
+static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
+                   int32_t *v2)
 {
     const int32_t E = st->E, D = st->D;
     int32_t r = gr_rng_below(rng, 100);
-    if (r < 45 || (E < 2 && r < 70)) { /* change */
+    if (r < TUNE_P0) { /* fill: put someone on an under-covered (day, shift), maybe giving up a
+                          nearby working day so that the employee's total work stays put */
+        const int32_t S = st->S;
+        for (int tries = 0; tries < 8; tries++) {
+            int32_t d = gr_rng_below(rng, D), s = gr_rng_below(rng, S);
+            int64_t k = (int64_t)d * S + s;
+            if (st->cover[k] >= st->p->cover_req[k])
+                continue;
+            int32_t e = gr_rng_below(rng, E);
+            const int32_t *row = st->roster + (int64_t)e * D;
+            if (row[d] == s || !allowed(st, e, d, s))
+                return 0;
+            int32_t a = d, b = d;
+            int32_t d2 = -1;
+            if (row[d] < 0 && gr_rng_below(rng, 2)) {
+                int32_t span = D < 8 ? D : 8;
+                d2 = d - span + 1 + gr_rng_below(rng, 2 * span - 1);
+                if (d2 < 0 || d2 >= D || d2 == d || row[d2] < 0)
+                    d2 = -1;
+                else if (d2 < a)
+                    a = d2;
+                else
+                    b = d2;
+            }
+            for (int32_t x = a; x <= b; x++)
+                v1[x - a] = row[x];
+            v1[d - a] = s;
+            if (d2 >= 0)
+                v1[d2 - a] = -1;
+            m->kind = 0;
+            m->e1 = e;
+            m->a = a;
+            m->b = b;
+            m->d1 = gr_state_delta(st, e, a, b, v1, 1);
+            return 1;
+        }
+        return 0;
+    }
+    if (r < TUNE_P1) { /* change */
         int32_t e = gr_rng_below(rng, E), d = gr_rng_below(rng, D);
         if (!pick_value(st, rng, e, d, st->roster[(int64_t)e * D + d], v1))
             return 0;
@@ -66,7 +109,28 @@ static int propose(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32_t *v2)
         m->d1 = gr_state_delta(st, e, d, d, v1, 1);
         return 1;
     }
-    if (r < 85 && E >= 2) { /* swap */
+    if (r >= TUNE_P1 && r < TUNE_P2) { /* shuffle: one employee exchanges two days' cells */
+        int32_t e = gr_rng_below(rng, E), d1 = gr_rng_below(rng, D);
+        int32_t span = D < 8 ? D : 8;
+        int32_t d2 = d1 - span + 1 + gr_rng_below(rng, 2 * span - 1);
+        if (d2 < 0 || d2 >= D || d2 == d1)
+            return 0;
+        const int32_t *row = st->roster + (int64_t)e * D;
+        if (row[d1] == row[d2] || !allowed(st, e, d1, row[d2]) || !allowed(st, e, d2, row[d1]))
+            return 0;
+        int32_t a = d1 < d2 ? d1 : d2, b = d1 < d2 ? d2 : d1;
+        for (int32_t d = a; d <= b; d++)
+            v1[d - a] = row[d];
+        v1[d1 - a] = row[d2];
+        v1[d2 - a] = row[d1];
+        m->kind = 0;
+        m->e1 = e;
+        m->a = a;
+        m->b = b;
+        m->d1 = gr_state_delta(st, e, a, b, v1, 1);
+        return 1;
+    }
+    if (r < TUNE_P3 && E >= 2) { /* swap */
         int32_t e1 = gr_rng_below(rng, E), e2 = gr_rng_below(rng, E - 1);
         e2 += e2 >= e1;
         int32_t k = 1 + gr_rng_below(rng, SWAP_MAX < D ? SWAP_MAX : D);
@@ -128,7 +192,12 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         return;
     }
     const int64_t hw = lp->hard_weight;
-    int64_t cur = gr_delta_cost(st->total, hw), best = cur;
+    int64_t cur = gr_delta_cost(st->total, hw);
+    /* The best state is ranked feasible-first, then by penalty (feasible) or weighted cost
+     * (infeasible): with a moderate hard weight the walk may trade a little infeasibility for
+     * cover, and must not hand back such a state when it has seen a feasible one. */
+    int best_infeasible = st->total.hard != 0 || st->total.minutes != 0;
+    int64_t best_value = best_infeasible ? cur : st->total.pen;
     int cur_is_best = 1;
     double t = lp->t_start * GR_MINUTE_DIV;
     const double t_end = lp->t_end * GR_MINUTE_DIV;
@@ -141,7 +210,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         it++;
         if ((it & 63) == 0)
             t *= factor;
-        int scored = propose(st, rng, &m, v1, v2);
+        int scored = propose(st, rng, lp, &m, v1, v2);
         if (gr_ctx_tick(ctx, scored))
             break;
         if (!scored)
@@ -157,10 +226,15 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             double x = (double)dc / t;
             if (x > 30.0 || gr_rng_unit(rng) >= exp(-x))
                 continue;
-            if (cur_is_best) { /* leaving the best: keep a copy first (lazy best tracking) */
-                memcpy(best_buf, st->roster, cells * sizeof(int32_t));
-                cur_is_best = 0;
-            }
+        }
+        int infeasible = st->total.hard + dl.hard != 0 || st->total.minutes + dl.minutes != 0;
+        int64_t value = infeasible ? cur + dc : st->total.pen + dl.pen;
+        int better = infeasible < best_infeasible ||
+                     (infeasible == best_infeasible && value < best_value);
+        int equal = infeasible == best_infeasible && value == best_value;
+        if (cur_is_best && !better && !equal) { /* leaving the best: copy it first (lazily) */
+            memcpy(best_buf, st->roster, cells * sizeof(int32_t));
+            cur_is_best = 0;
         }
         if (m.kind == 1) {
             gr_state_apply(st, m.e1, m.a, m.b, v1, 0, m.d1);
@@ -169,11 +243,12 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             gr_state_apply(st, m.e1, m.a, m.b, v1, 1, m.d1);
         }
         cur += dc;
-        if (cur < best || (cur == best && !cur_is_best)) {
-            best = cur;
-            cur_is_best = 1;
-            if (st->total.hard == 0 && st->total.minutes == 0 && ctx->best_hard != 0)
+        if (better || (equal && !cur_is_best)) {
+            if (!infeasible && best_infeasible && ctx->best_hard != 0)
                 gr_ctx_offer(ctx, st->roster); /* first feasible roster: publish it now */
+            best_infeasible = infeasible;
+            best_value = value;
+            cur_is_best = 1;
         }
     }
     if (!cur_is_best)
