@@ -216,3 +216,29 @@ def test_acl_template_copy_is_identical() -> None:
     assert (K8S / "redis" / "users.acl").read_bytes() == (
         ROOT / "infra" / "redis" / "users.acl"
     ).read_bytes(), "cp infra/redis/users.acl infra/k8s/redis/users.acl"
+
+
+def test_init_container_renders_like_the_script(tmp_path: Path) -> None:
+    """The pod's awk and infra/redis/render-acl.sh must produce the same ACL file."""
+    (sts,) = of_kind("StatefulSet").values()
+    (init,) = sts["spec"]["template"]["spec"]["initContainers"]
+    script = init["command"][-1]
+    (tmp_path / "template").mkdir()
+    (tmp_path / "acl").mkdir()
+    shutil.copy(K8S / "redis" / "users.acl", tmp_path / "template" / "users.acl")
+    script = script.replace("/etc/redis/template", str(tmp_path / "template"))
+    script = script.replace("/etc/redis/acl", str(tmp_path / "acl"))
+    env = {e["name"]: f"pw{i}" for i, e in enumerate(init["env"])}
+    env["SHIFTSTREAM_PREFIX"] = "staging:"
+    env["PATH"] = "/usr/bin:/bin"
+    subprocess.run(["sh", "-c", script], env=env, check=True, timeout=30)
+    rendered = subprocess.run(
+        ["sh", str(ROOT / "infra" / "redis" / "render-acl.sh")],
+        env=env, capture_output=True, text=True, check=True, timeout=30,
+    ).stdout  # fmt: skip
+    pod = (tmp_path / "acl" / "users.acl").read_text()
+    assert pod == rendered
+    assert "${" not in pod
+    assert all(line.startswith("user ") for line in pod.splitlines()), "aclfile: user lines only"
+    assert pod.startswith("user default off")
+    assert "~staging:solver.jobs" in pod
