@@ -1,0 +1,84 @@
+"""The job CLI and the dev runner as a user runs them: real processes, real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shared.devrunner import reachable
+from tests.conftest import ROOT, Stack, request_json
+
+pytestmark = pytest.mark.redis
+
+
+def cli(stack: Stack, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SHIFTSTREAM_PREFIX": stack.prefix, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", *args, "--redis-url", stack.settings.redis_url],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_submit_watch_status(stack: Stack, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(request_json(implementation="greedy"))
+    done = cli(stack, "submit", str(request), "--job-id", "cli-1", "--watch", "-o", "tsv")
+    assert done.returncode == 0, done.stderr
+    assert "completed" in done.stderr
+    assert len(done.stdout.splitlines()) == 8  # one TSV row per employee
+    status = cli(stack, "status", "cli-1")
+    assert json.loads(status.stdout)["state"] == "completed"
+    again = cli(stack, "watch", "cli-1")  # a late watcher still sees the retained events
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["feasible"] in (True, False)
+
+
+def test_watch_of_a_failed_job_exits_non_zero(stack: Stack) -> None:
+    stack.xadd({"type": "solve", "job_id": "cli-bad", "payload": "[]"})
+    failed = cli(stack, "watch", "cli-bad")
+    assert failed.returncode == 1
+    assert "invalid" in failed.stderr
+
+
+def test_dev_runner_stops_everything_on_sigterm(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REDIS_URL": "redis://127.0.0.1:1/0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shared.cli.main", "dev", "--log-dir", str(tmp_path)],
+        env=env,
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    while "services on" not in line:
+        line = proc.stderr.readline()
+        assert line, "dev exited early"
+    url = re.search(r"redis://[0-9.:]+/0", line)
+    assert url is not None and reachable(url.group(0))  # the embedded server
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("*.log"))) < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)
+    children = subprocess.run(
+        ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert len(children) == 6  # five services and the server
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(40) == 0
+    for pid in children:
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
+    assert not reachable(url.group(0))
