@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -188,7 +189,9 @@ class Arq(Adapter):
 
 class Taskiq(Adapter):
     name = "taskiq"
-    notes = "taskiq-redis RedisStreamBroker (XREADGROUP COUNT 100, XACK after the task), --workers 1"
+    notes = (
+        "taskiq-redis RedisStreamBroker (XREADGROUP COUNT 100, XACK after the task), --workers 1"
+    )
 
     def worker_cmds(self) -> list[list[str]]:
         return [[str(BIN / "taskiq"), "worker", "taskiq_worker:broker", "--workers", "1"]]
@@ -343,20 +346,15 @@ def start_workers(adapter: Adapter, log_path: Path) -> list[subprocess.Popen[byt
 def stop_workers(procs: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
     for p in procs:
         if p.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
     deadline = time.monotonic() + grace
     for p in procs:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        # Whatever the worker left behind in its group (forked children) goes too.
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         p.wait()
 
 
@@ -437,9 +435,9 @@ async def measure(adapter: Adapter, args: argparse.Namespace) -> dict[str, Any]:
             await adapter.submit(jid)
             while jid not in reader.seen:
                 # Bounded block so that a lost job ends the phase instead of hanging it.
-                if not await reader.read(block_ms=5000) and jid not in reader.seen:
-                    if time.perf_counter() > lat_deadline + 5:
-                        break
+                got = await reader.read(block_ms=5000)
+                if not got and time.perf_counter() > lat_deadline + 5:
+                    break
             if jid in reader.seen and i >= args.warmup:
                 samples.append((time.perf_counter() - t0) * 1000)
         result["latency_ms"] = {
@@ -470,9 +468,12 @@ def main() -> None:
     ap.add_argument("--scale", action="append", help="shiftstream: service=N, repeatable")
     ap.add_argument("--runner", choices=("modules", "dev"), default="modules")
     ap.add_argument("--log", default=os.devnull)
+    ap.add_argument("--name", help="report under this name (e.g. shiftstream-x2)")
     args = ap.parse_args()
     os.environ["REDIS_URL"] = args.url
     adapter = ADAPTERS[args.system](args.url, args)
+    if args.name:
+        adapter.name = args.name
     try:
         import uvloop
 

@@ -152,6 +152,8 @@ async function main() {
     r.disconnect();
   }
   console.log("RESULT " + JSON.stringify(result));
+  // The connections handed to Queue stay open after queue.close(); nothing is left to do.
+  process.exit(0);
 }
 
 main().catch((err) => {

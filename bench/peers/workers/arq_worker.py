@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from arq.connections import RedisSettings
-
 from common import DONE_STREAM, REDIS_URL
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import redis
 from celery import Celery
-
 from common import DONE_STREAM, QUEUE, REDIS_URL
 
 app = Celery("bench", broker=REDIS_URL)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import dramatiq
 import redis
-from dramatiq.brokers.redis import RedisBroker
-
 from common import DONE_STREAM, QUEUE, REDIS_URL
+from dramatiq.brokers.redis import RedisBroker
 
 broker = RedisBroker(url=REDIS_URL)
 dramatiq.set_broker(broker)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import uvloop
+from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 from faststream import FastStream
 from faststream.redis import RedisBroker, StreamSub
 from redis.asyncio import Redis
-
-from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 
 broker = RedisBroker(REDIS_URL)
 app = FastStream(broker)

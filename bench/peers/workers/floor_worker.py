@@ -7,7 +7,6 @@ the batch: the same work a peer's no-op handler does, with nothing of a framewor
 from __future__ import annotations
 
 import redis
-
 from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 
 

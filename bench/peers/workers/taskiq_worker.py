@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 from redis.asyncio import Redis
 from taskiq_redis import RedisStreamBroker
-
-from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 
 broker = RedisStreamBroker(REDIS_URL, queue_name=QUEUE, consumer_group_name=GROUP)
 _done = Redis.from_url(REDIS_URL)

@@ -1,0 +1,534 @@
+"""`task bench:pipeline`: ShiftStream end to end against the job queues people already use.
+
+Every system runs against one Redis server that this script starts on a free loopback port,
+in the same run, interleaved A B C … over the rounds, and the median of the rounds is reported
+(issue #8). Each system is measured by its own driver process (bench/peers/driver.py, or
+bench/peers/bullmq/driver.js), started with the interpreter that has its framework; the peers'
+frameworks live in venvs under bench/.peers/, built here from the pinned files and never in the
+project's environment. bench/README.md describes the protocol and the results.
+
+    python bench/bench_pipeline.py                 # full: 10,000 jobs, 500 latency jobs, 3 rounds
+    python bench/bench_pipeline.py --quick         # smoke: small N, 1 round
+    python bench/bench_pipeline.py --systems floor-streams,faststream,shiftstream
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+PEERS = BENCH / "peers"
+PEERS_ENV = BENCH / ".peers"
+RESULTS = BENCH / "results"
+sys.path.insert(0, str(BENCH))
+
+from benchstats import (  # noqa: E402
+    interleaved,
+    median,
+    parse_redis_benchmark,
+    ratio,
+)
+
+# The figures issue #8 gives for this machine kind (one worker process each, trivial jobs).
+ANCHORS: dict[str, dict[str, float]] = {
+    "bullmq": {"throughput_jobs_s": 10_500, "p50_ms": 0.8, "p99_ms": 5.0},
+    "taskiq": {"throughput_jobs_s": 3_000},
+    "faststream": {"throughput_jobs_s": 2_500},
+    "dramatiq": {"throughput_jobs_s": 2_500},
+    "celery": {"throughput_jobs_s": 1_200},
+    "arq": {"throughput_jobs_s": 200},
+    "floor-streams": {"throughput_jobs_s": 50_000, "p50_ms": 0.4},
+}
+TARGETS = {
+    "throughput_at_least_every_python_peer": ["celery", "arq", "dramatiq", "taskiq", "faststream"],
+    "stretch_throughput_at_least": "bullmq",
+    "p50_ms_max": 3.0,
+    "p99_ms_max": 10.0,
+}
+PYTHON_PEERS = ("celery", "arq", "dramatiq", "taskiq", "faststream")
+SHIFTSTREAM = ("shiftstream", "shiftstream-x2")
+FLOORS = ("redis-benchmark", "floor-streams")
+ALL_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq")
+
+DONE_HOW = {
+    "redis-benchmark": "no job: redis-benchmark's own count of XADD replies (-c 50 for rate, "
+    "-c 1 for latency)",
+    "floor-streams": "worker XADDs id to bench:done (pipelined with its XACK); driver XREAD BLOCK",
+    "celery": "task XADDs id to bench:done; driver XREAD BLOCK (no result backend)",
+    "arq": "job XADDs id to bench:done via ctx['redis']; driver XREAD BLOCK (keep_result=0)",
+    "dramatiq": "actor XADDs id to bench:done; driver XREAD BLOCK (no results middleware)",
+    "taskiq": "task XADDs id to bench:done; driver XREAD BLOCK (no result backend)",
+    "faststream": "handler XADDs id to bench:done; driver XREAD BLOCK",
+    "bullmq": "processor XADDs id to bench:done (ioredis); driver XREAD BLOCK (not QueueEvents)",
+    "shiftstream": "notifier's type=solver.completed on solver-events; driver XREAD BLOCK",
+    "shiftstream-x2": "as shiftstream, with intake and solver at 2 processes each",
+}
+
+
+@dataclass
+class Config:
+    jobs: int
+    latency_jobs: int
+    rounds: int
+    systems: list[str]
+    throughput_budget: float
+    latency_budget: float
+    runner: str
+    install: bool
+    quick: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- environments
+
+
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _base_python() -> str:
+    # The peers' venvs must not inherit the project's venv: build them from the interpreter it
+    # was made from (the "system" python3).
+    return getattr(sys, "_base_executable", None) or shutil.which("python3") or sys.executable
+
+
+def ensure_python_env(venv: Path, requirements: Path, install: bool) -> Path:
+    """Create or reuse a venv whose packages match `requirements` (stamp = its hash)."""
+    python = venv / "bin" / "python"
+    stamp = venv / ".requirements.sha256"
+    want = _digest(requirements)
+    if python.exists() and stamp.exists() and stamp.read_text() == want:
+        return python
+    if not install:
+        raise RuntimeError(f"{venv} is missing or stale and --no-install was given")
+    print(f"· building {venv.relative_to(REPO)} from {requirements.relative_to(REPO)}", flush=True)
+    if not python.exists():
+        subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "-r", str(requirements)],
+        check=True,
+    )
+    stamp.write_text(want)
+    return python
+
+
+def ensure_node_env(install: bool) -> Path:
+    root = PEERS / "bullmq"
+    stamp = root / "node_modules" / ".lock.sha256"
+    want = _digest(root / "package-lock.json")
+    if stamp.exists() and stamp.read_text() == want:
+        return root
+    if not install:
+        raise RuntimeError("bench/peers/bullmq/node_modules is missing or stale (--no-install)")
+    print("· npm ci in bench/peers/bullmq", flush=True)
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=root, check=True)
+    stamp.write_text(want)
+    return root
+
+
+def shiftstream_available() -> str | None:
+    """None when the services can be started, else why not (they are being built in parallel)."""
+    for svc in ("intake", "solver", "notifier", "fallback", "triage"):
+        if importlib.util.find_spec(f"services.{svc}.__main__") is None:
+            return f"services.{svc} has no __main__"
+    return None
+
+
+# ----------------------------------------------------------------------------- redis
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[tuple[str, int, str]]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not on PATH (apt-get install redis-server)")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="bench-redis-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", workdir, "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        version = ""
+        for _ in range(200):
+            try:
+                out = subprocess.run(
+                    ["redis-cli", "-p", str(port), "INFO", "server"],
+                    capture_output=True, text=True, timeout=2,
+                ).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                out = ""
+            if "redis_version:" in out:
+                version = out.split("redis_version:", 1)[1].split()[0]
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("redis-server did not answer")
+        yield f"redis://127.0.0.1:{port}/0", port, version
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def redis_cli(port: int, *args: str) -> str:
+    return subprocess.run(
+        ["redis-cli", "-p", str(port), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+# ----------------------------------------------------------------------------- one run
+
+
+def run_redis_benchmark(port: int, cfg: Config) -> dict[str, Any]:
+    n = 20_000 if cfg.quick else 100_000
+    common = ["redis-benchmark", "-p", str(port), "--csv"]
+    # Many clients for the rate (as redis-benchmark is normally quoted), one client for idle
+    # latency, which is what the pipeline's latency figure is.
+    rate = subprocess.run(
+        [*common, "-n", str(n), "-c", "50", "XADD", "bench:rb", "*", "f", "v"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    idle = subprocess.run(
+        [*common, "-n", str(n // 5), "-c", "1", "XADD", "bench:rb", "*", "f", "v"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    r = parse_redis_benchmark(rate)[0]
+    i = parse_redis_benchmark(idle)[0]
+    return {
+        "system": "redis-benchmark",
+        "notes": f"redis-benchmark XADD bench:rb * f v, -n {n} -c 50 (rate), -n {n // 5} -c 1 "
+        "(latency); a single command, not a job round trip",
+        "jobs": n,
+        "done": n,
+        "complete": True,
+        "throughput_jobs_s": r["rps"],
+        "latency_ms": {"n": n // 5, "p50": i["p50_ms"], "p99": i["p99_ms"], "mean": i["avg_ms"]},
+        "rate_run_latency_ms": {"p50": r["p50_ms"], "p99": r["p99_ms"]},
+    }
+
+
+def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[str]:
+    common = [
+        "--url", url, "--round", str(rnd), "--jobs", str(cfg.jobs),
+        "--latency-jobs", str(cfg.latency_jobs),
+        "--throughput-budget", str(cfg.throughput_budget),
+        "--latency-budget", str(cfg.latency_budget), "--log", str(log),
+    ]
+    driver = str(PEERS / "driver.py")
+    if system == "bullmq":
+        return ["node", str(PEERS / "bullmq" / "driver.js"), *common]
+    if system == "arq":
+        return [str(PEERS_ENV / "venv-arq" / "bin" / "python"), driver, "arq", *common]
+    if system in PYTHON_PEERS:
+        return [str(PEERS_ENV / "venv" / "bin" / "python"), driver, system, *common]
+    if system == "floor-streams":
+        return [sys.executable, driver, "floor-streams", *common]
+    if system in SHIFTSTREAM:
+        cmd = [sys.executable, driver, "shiftstream", *common, "--runner", cfg.runner]
+        if system == "shiftstream-x2":
+            cmd += ["--scale", "solver=2", "--scale", "intake=2", "--name", system]
+        return cmd
+    raise ValueError(system)
+
+
+def run_one(
+    system: str, rnd: int, url: str, port: int, cfg: Config, logdir: Path
+) -> dict[str, Any]:
+    redis_cli(port, "FLUSHALL")
+    load_before = os.getloadavg()
+    t0 = time.monotonic()
+    try:
+        if system == "redis-benchmark":
+            res = run_redis_benchmark(port, cfg)
+        else:
+            log = logdir / f"{system}-r{rnd}.log"
+            proc = subprocess.run(
+                driver_cmd(system, url, rnd, cfg, log),
+                capture_output=True, text=True,
+                env={**os.environ, "REDIS_URL": url},
+                timeout=cfg.throughput_budget + cfg.latency_budget + 120,
+            )
+            lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+            if proc.returncode != 0 or not lines:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
+                raise RuntimeError(f"driver exit {proc.returncode}: " + " | ".join(tail))
+            res = json.loads(lines[-1][len("RESULT "):])
+            res["log"] = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
+    except Exception as exc:
+        res = {"system": system, "error": str(exc)[:2000]}
+    res["round"] = rnd
+    res["wall_s"] = round(time.monotonic() - t0, 2)
+    res["loadavg_before"] = load_before
+    res["loadavg_after"] = os.getloadavg()
+    return res
+
+
+# ----------------------------------------------------------------------------- summary
+
+
+def summarise(runs: list[dict[str, Any]], systems: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for s in systems:
+        mine = [r for r in runs if r.get("system") == s]
+        ok = [r for r in mine if "error" not in r]
+        lat = [r.get("latency_ms") or {} for r in ok]
+        out[s] = {
+            "rounds_ok": len(ok),
+            "rounds": len(mine),
+            "throughput_jobs_s": median(r.get("throughput_jobs_s") for r in ok),
+            "p50_ms": median(x.get("p50") for x in lat),
+            "p99_ms": median(x.get("p99") for x in lat),
+            "latency_samples_per_round": [x.get("n") for x in lat],
+            "complete_every_round": all(r.get("complete") for r in ok) if ok else False,
+            "errors": [r["error"] for r in mine if "error" in r],
+            "notes": next((r.get("notes") for r in ok if r.get("notes")), None),
+            "done_observed_by": DONE_HOW.get(s),
+        }
+    return out
+
+
+def ratios(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, float | None]]]:
+    """ShiftStream ÷ each other system: >1 is better for throughput, <1 is better for latency."""
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for s in SHIFTSTREAM:
+        if s not in summary:
+            continue
+        me = summary[s]
+        per: dict[str, dict[str, float | None]] = {}
+        for other, o in summary.items():
+            if other in SHIFTSTREAM:
+                continue
+            per[other] = {
+                "throughput": ratio(me["throughput_jobs_s"], o["throughput_jobs_s"]),
+                "p50": ratio(me["p50_ms"], o["p50_ms"]),
+                "p99": ratio(me["p99_ms"], o["p99_ms"]),
+            }
+        for other, a in ANCHORS.items():
+            per[f"anchor:{other}"] = {
+                "throughput": ratio(me["throughput_jobs_s"], a.get("throughput_jobs_s")),
+                "p50": ratio(me["p50_ms"], a.get("p50_ms")),
+                "p99": ratio(me["p99_ms"], a.get("p99_ms")),
+            }
+        out[s] = per
+    return out
+
+
+def target_check(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for s in SHIFTSTREAM:
+        me = summary.get(s)
+        if not me or me["throughput_jobs_s"] is None:
+            continue
+        thr = me["throughput_jobs_s"]
+        beats: dict[str, bool | None] = {}
+        for p in PYTHON_PEERS:
+            other = summary.get(p, {}).get("throughput_jobs_s")
+            beats[p] = None if other is None else thr >= other
+        bull = summary.get("bullmq", {}).get("throughput_jobs_s")
+        out[s] = {
+            "throughput_ge_python_peers": beats,
+            "throughput_ge_bullmq": None if bull is None else thr >= bull,
+            "p50_ok": None if me["p50_ms"] is None else me["p50_ms"] <= TARGETS["p50_ms_max"],
+            "p99_ok": None if me["p99_ms"] is None else me["p99_ms"] <= TARGETS["p99_ms_max"],
+        }
+    return out
+
+
+def _fmt(v: float | None, digits: int = 0) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.{digits}f}"
+
+
+def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
+    lines = [
+        f"{'system':<16} {'jobs/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'rounds':>7}  anchor jobs/s",
+        "-" * 66,
+    ]
+    for s, v in summary.items():
+        anchor = ANCHORS.get(s, {}).get("throughput_jobs_s")
+        rounds = f"{v['rounds_ok']}/{v['rounds']}"
+        if v["errors"]:
+            rounds += "!"
+        lines.append(
+            f"{s:<16} {_fmt(v['throughput_jobs_s']):>10} {_fmt(v['p50_ms'], 2):>8} "
+            f"{_fmt(v['p99_ms'], 2):>8} {rounds:>7}  {_fmt(anchor)}"
+        )
+    for s, per in rat.items():
+        lines += ["", f"{s} ÷ other (throughput >1 better; latency <1 better)",
+                  f"{'vs':<24} {'thr':>7} {'p50':>7} {'p99':>7}"]
+        for other, r in per.items():
+            lines.append(
+                f"{other:<24} {_fmt(r['throughput'], 2):>7} {_fmt(r['p50'], 2):>7} "
+                f"{_fmt(r['p99'], 2):>7}"
+            )
+    return "\n".join(lines)
+
+
+def _versions(url_port: int, redis_version: str) -> dict[str, Any]:
+    def out(cmd: list[str]) -> str | None:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+        except OSError:
+            return None
+
+    peers: dict[str, str] = {}
+    for venv in ("venv", "venv-arq"):
+        pip = PEERS_ENV / venv / "bin" / "pip"
+        if pip.exists():
+            for line in (out([str(pip), "freeze"]) or "").splitlines():
+                name, _, ver = line.partition("==")
+                if name.lower() in {"celery", "kombu", "arq", "dramatiq", "taskiq", "taskiq-redis",
+                                    "faststream", "redis", "uvloop", "hiredis"}:
+                    peers[f"{venv}:{name}"] = ver
+    return {
+        "redis": redis_version,
+        "python": platform.python_version(),
+        "node": out(["node", "--version"]),
+        "peers": peers,
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> Config:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--jobs", type=int, help="queued jobs for throughput (default 10,000)")
+    ap.add_argument("--latency-jobs", type=int, help="one-at-a-time jobs for latency (default 500)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds, median reported (default 3)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1,000 jobs, 100, 1 round")
+    ap.add_argument("--systems", help=f"comma list from: {','.join(ALL_SYSTEMS)}")
+    ap.add_argument("--throughput-budget", type=float, default=90.0,
+                    help="seconds a throughput phase may take before it is cut (arq)")
+    ap.add_argument("--latency-budget", type=float, default=30.0,
+                    help="seconds a latency phase may take before it is cut (arq polls at 0.5 s)")
+    ap.add_argument("--runner", choices=("modules", "dev"), default="modules",
+                    help="ShiftStream: python -m services.<name> per process, or shiftstream dev")
+    ap.add_argument("--no-install", action="store_true", help="fail instead of building the peers")
+    a = ap.parse_args(argv)
+    systems = a.systems.split(",") if a.systems else list(ALL_SYSTEMS)
+    unknown = [s for s in systems if s not in ALL_SYSTEMS]
+    if unknown:
+        ap.error(f"unknown systems {unknown}; choose from {','.join(ALL_SYSTEMS)}")
+    return Config(
+        jobs=a.jobs or (1_000 if a.quick else 10_000),
+        latency_jobs=a.latency_jobs or (100 if a.quick else 500),
+        rounds=a.rounds or (1 if a.quick else 3),
+        systems=systems,
+        throughput_budget=a.throughput_budget,
+        latency_budget=a.latency_budget,
+        runner=a.runner,
+        install=not a.no_install,
+        quick=a.quick,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = parse_args(argv)
+    skipped: dict[str, str] = {}
+    if any(s in PYTHON_PEERS for s in cfg.systems if s != "arq"):
+        ensure_python_env(PEERS_ENV / "venv", PEERS / "requirements.txt", cfg.install)
+    if "arq" in cfg.systems:
+        ensure_python_env(PEERS_ENV / "venv-arq", PEERS / "requirements-arq.txt", cfg.install)
+    if "bullmq" in cfg.systems:
+        ensure_node_env(cfg.install)
+    why = shiftstream_available()
+    if why:
+        for s in SHIFTSTREAM:
+            if s in cfg.systems:
+                skipped[s] = why
+        cfg.systems = [s for s in cfg.systems if s not in skipped]
+
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    logdir = PEERS_ENV / "logs" / stamp
+    logdir.mkdir(parents=True, exist_ok=True)
+    order = interleaved(cfg.systems, cfg.rounds)
+    runs: list[dict[str, Any]] = []
+    load_start = os.getloadavg()
+    with redis_server() as (url, port, redis_version):
+        print(f"Redis {redis_version} on {url}; {len(order)} runs; logs in {logdir}", flush=True)
+        for rnd, system in order:
+            res = run_one(system, rnd, url, port, cfg, logdir)
+            runs.append(res)
+            lat = res.get("latency_ms") or {}
+            print(
+                f"  r{rnd} {system:<16} "
+                + (f"ERROR {res['error'][:200]}" if "error" in res else
+                   f"{_fmt(res.get('throughput_jobs_s'))} jobs/s  p50 {_fmt(lat.get('p50'), 2)} ms"
+                   f"  p99 {_fmt(lat.get('p99'), 2)} ms  (load {res['loadavg_before'][0]:.2f})"),
+                flush=True,
+            )
+        versions = _versions(port, redis_version)
+
+    summary = summarise(runs, cfg.systems)
+    rat = ratios(summary)
+    table = render(summary, rat)
+    print()
+    print(table)
+    for s, why in skipped.items():
+        print(f"skipped {s}: {why}")
+
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"pipeline-{stamp}.json"
+    doc = {
+        "benchmark": "pipeline",
+        "created": stamp,
+        "command": " ".join(["bench/bench_pipeline.py", *(sys.argv[1:] if argv is None else argv)]),
+        "config": {k: v for k, v in cfg.__dict__.items() if k != "extra"},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "loadavg_start": load_start,
+            "loadavg_end": os.getloadavg(),
+            "note": "2 cores shared with other engineers' work; see loadavg per run",
+        },
+        "versions": versions,
+        "order": [f"r{r}:{s}" for r, s in order],
+        "summary": summary,
+        "ratios": rat,
+        "targets": TARGETS,
+        "target_check": target_check(summary),
+        "anchors": ANCHORS,
+        "skipped": skipped,
+        "runs": runs,
+    }
+    path.write_text(json.dumps(doc, indent=2))
+    print(f"\nwrote {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
