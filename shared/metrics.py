@@ -15,6 +15,7 @@ Metric names are the OpenTelemetry ones; Prometheus sees them with `_` for `.` a
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -28,6 +29,7 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.resources import Resource
 
 METER_NAME = "shiftstream"
+log = logging.getLogger("shiftstream.metrics")
 
 # Solve times run from a few ms (tiny rosters, greedy) to minutes (time-limited GA runs);
 # the SDK's default buckets stop at 10 s, which would lump every real solve together.
@@ -212,7 +214,12 @@ def meter_provider(
     all_readers = [*readers, *_metric_readers(trace_file, dev)]
     port = metrics_port() if port is None else port
     if port is not None:
-        all_readers.append(prometheus_reader(port))
+        try:
+            all_readers.append(prometheus_reader(port))
+        except OSError as err:
+            # Several processes on one host (the dev runner, a scaled solver) cannot share a
+            # port; losing the scrape endpoint must not take the service down with it.
+            log.warning("metrics: cannot serve Prometheus on port %s: %s", port, err)
     if not all_readers:
         return None
     provider = MeterProvider(

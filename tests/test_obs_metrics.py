@@ -93,3 +93,16 @@ def test_dev_mode_writes_metrics_beside_the_traces(monkeypatch: Any, tmp_path: A
     provider.shutdown()  # flushes the periodic reader
     text = (tmp_path / "metrics.jsonl").read_text()
     assert "shiftstream.retries" in text and "shiftstream-triage" in text
+
+
+def test_a_busy_metrics_port_does_not_stop_the_service(monkeypatch: Any) -> None:
+    for var in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_METRICS_EXPORTER"):
+        monkeypatch.delenv(var, raising=False)
+    first = prometheus_reader(0, addr="127.0.0.1")
+    try:
+        busy = first.http_port  # type: ignore[attr-defined]
+        monkeypatch.setenv("METRICS_PORT", str(busy))
+        # Bound on all interfaces: the port is taken on 127.0.0.1 already.
+        assert meter_provider("solver", set_global=False) is None
+    finally:
+        first.shutdown()
