@@ -266,10 +266,34 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
     raise ValueError(system)
 
 
+def commandstats(port: int) -> dict[str, int]:
+    """Calls per command since the last CONFIG RESETSTAT (`cmdstat_xadd:calls=12,...`)."""
+    calls: dict[str, int] = {}
+    for line in redis_cli(port, "INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            name, _, rest = line[len("cmdstat_"):].partition(":")
+            fields = dict(kv.split("=", 1) for kv in rest.strip().split(",") if "=" in kv)
+            calls[name] = int(fields.get("calls", 0))
+    return calls
+
+
+def per_job(calls: dict[str, int], jobs: int) -> dict[str, Any]:
+    """Redis commands per job: the round trips a system pays, which is most of its cost."""
+    ignore = {"flushall", "config|resetstat", "info", "ping", "client|setname", "client|setinfo",
+              "hello", "select", "config|get"}
+    useful = {k: v for k, v in calls.items() if k not in ignore}
+    top = sorted(useful.items(), key=lambda kv: -kv[1])
+    return {
+        "total": round(sum(useful.values()) / max(jobs, 1), 2),
+        "by_command": {k: round(v / max(jobs, 1), 2) for k, v in top[:15]},
+    }
+
+
 def run_one(
     system: str, rnd: int, url: str, port: int, cfg: Config, logdir: Path
 ) -> dict[str, Any]:
     redis_cli(port, "FLUSHALL")
+    redis_cli(port, "CONFIG", "RESETSTAT")
     load_before = os.getloadavg()
     t0 = time.monotonic()
     try:
@@ -291,6 +315,11 @@ def run_one(
             res["log"] = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
     except Exception as exc:
         res = {"system": system, "error": str(exc)[:2000]}
+    else:
+        if system != "redis-benchmark":
+            # Over the whole run (throughput and latency phases, polling while idle included).
+            jobs = int(res.get("done") or 0) + int((res.get("latency_ms") or {}).get("n") or 0)
+            res["redis_commands_per_job"] = per_job(commandstats(port), jobs)
     res["round"] = rnd
     res["wall_s"] = round(time.monotonic() - t0, 2)
     res["loadavg_before"] = load_before
@@ -315,6 +344,9 @@ def summarise(runs: list[dict[str, Any]], systems: list[str]) -> dict[str, dict[
             "p99_ms": median(x.get("p99") for x in lat),
             "latency_samples_per_round": [x.get("n") for x in lat],
             "complete_every_round": all(r.get("complete") for r in ok) if ok else False,
+            "redis_commands_per_job": median(
+                (r.get("redis_commands_per_job") or {}).get("total") for r in ok
+            ),
             "errors": [r["error"] for r in mine if "error" in r],
             "notes": next((r.get("notes") for r in ok if r.get("notes")), None),
             "done_observed_by": DONE_HOW.get(s),
@@ -377,8 +409,9 @@ def _fmt(v: float | None, digits: int = 0) -> str:
 
 def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
     lines = [
-        f"{'system':<16} {'jobs/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'rounds':>7}  anchor jobs/s",
-        "-" * 66,
+        f"{'system':<16} {'jobs/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'rounds':>7} "
+        f"{'cmds/job':>8}  anchor jobs/s",
+        "-" * 75,
     ]
     for s, v in summary.items():
         anchor = ANCHORS.get(s, {}).get("throughput_jobs_s")
@@ -387,7 +420,8 @@ def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
             rounds += "!"
         lines.append(
             f"{s:<16} {_fmt(v['throughput_jobs_s']):>10} {_fmt(v['p50_ms'], 2):>8} "
-            f"{_fmt(v['p99_ms'], 2):>8} {rounds:>7}  {_fmt(anchor)}"
+            f"{_fmt(v['p99_ms'], 2):>8} {rounds:>7} {_fmt(v['redis_commands_per_job'], 1):>8}"
+            f"  {_fmt(anchor)}"
         )
     for s, per in rat.items():
         lines += ["", f"{s} ÷ other (throughput >1 better; latency <1 better)",
@@ -431,7 +465,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
     ap.add_argument("--rounds", type=int, help="interleaved rounds, median reported (default 3)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1,000 jobs, 100, 1 round")
     ap.add_argument("--systems", help=f"comma list from: {','.join(ALL_SYSTEMS)}")
-    ap.add_argument("--throughput-budget", type=float, default=90.0,
+    ap.add_argument("--throughput-budget", type=float, default=180.0,
                     help="seconds a throughput phase may take before it is cut (arq)")
     ap.add_argument("--latency-budget", type=float, default=30.0,
                     help="seconds a latency phase may take before it is cut (arq polls at 0.5 s)")
