@@ -179,6 +179,30 @@ def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None
         assert refused(c, "GET", "unrelated-key"), user
 
 
+def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
+    """Delayed solves, cancels, retries and dead letters: paths one completed job never takes."""
+    n = acl_server.names
+    intake = acl_server.client("intake")
+    assert intake.set(n.idempotency("d1"), "1-0", nx=True, ex=60)
+    assert intake.get(n.idempotency("d1")) == "1-0"
+    intake.set(n.cancel("d1"), "1", ex=60)  # a cancel request
+    intake.zadd(n.schedule, {"delayed": 1})  # not_before
+    intake.hset(n.job("d1"), mapping={"state": "scheduled"})
+    intake.expire(n.job("d1"), 60)
+    for user in ("solver", "fallback"):
+        c = acl_server.client(user)
+        assert c.exists(n.cancel("d1")) == 1, user
+        c.xadd(n.failures, {"a": "1"})
+        c.xadd(n.outcomes, {"a": "1"})
+    acl_server.client("solver").xadd(n.fallback, {"a": "1"})
+    triage = acl_server.client("triage")
+    triage.zadd(n.schedule, {"retry": 2})
+    assert triage.zcard(n.schedule) >= 2
+    triage.xadd(n.dead, {"a": "1"}, maxlen=1000, approximate=True)
+    triage.xadd(n.outcomes, {"a": "1"})
+    assert triage.zrem(n.schedule, "retry") == 1
+
+
 def test_keda_reads_lag_only(acl_server: AclServer) -> None:
     n = acl_server.names
     admin = acl_server.client("admin")
