@@ -529,12 +529,6 @@ def main(argv: list[str] | None = None) -> int:
 
     summary = summarise(runs, cfg.systems)
     rat = ratios(summary)
-    table = render(summary, rat)
-    print()
-    print(table)
-    for s, why in skipped.items():
-        print(f"skipped {s}: {why}")
-
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"pipeline-{stamp}.json"
     doc = {
@@ -559,7 +553,14 @@ def main(argv: list[str] | None = None) -> int:
         "skipped": skipped,
         "runs": runs,
     }
+    # Written before anything else is printed: a closed stdout must not lose the run.
     path.write_text(json.dumps(doc, indent=2))
+    table = render(summary, rat)
+    print()
+    print(table)
+    for s, why in skipped.items():
+        print(f"skipped {s}: {why}")
+
     print(f"\nwrote {path.relative_to(REPO)}")
     return 0
 

@@ -286,7 +286,9 @@ class ShiftStream(Adapter):
 
     def worker_cmds(self) -> list[list[str]]:
         if self.args.runner == "dev":
-            cmd = [sys.executable, "-m", "shared.cli.main", "dev"]
+            # The supervisor sets SHIFTSTREAM_DEV, which turns on the trace file: a figure with
+            # tracing, unlike the default runner's.
+            cmd = [str(BIN / "shiftstream"), "dev", "--redis-url", self.url]
             for svc, n in sorted(self.scale.items()):
                 cmd += ["--scale", f"{svc}={n}"]
             return [cmd]
