@@ -12,8 +12,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import redis.asyncio as aioredis
+from faststream.redis.message import bDATA_KEY
+from faststream.redis.parser import BinaryMessageFormatV1
 
 from shared.jobs import JobRecords
+from shared.messages import DeadLetter
 from shared.settings import Settings
 from shared.streams import Names
 
@@ -94,6 +97,18 @@ class Client:
                     yield fields
                     if fields.get("type") in TERMINAL_TYPES:
                         return
+
+    async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
+        """The newest dead letters first (poison outcomes parked by the notifier are skipped)."""
+        rows: Any = await self.redis.xrevrange(self.names.dead, count=count)
+        letters = []
+        for _entry_id, fields in rows:
+            data = fields.get(bDATA_KEY)
+            if not isinstance(data, bytes):
+                continue
+            body, _headers = BinaryMessageFormatV1.parse(data)
+            letters.append(DeadLetter.model_validate_json(body))
+        return letters
 
     async def status(self, job_id: str) -> dict[str, str]:
         return await JobRecords(self.redis, self.names, self.settings).get(job_id)

@@ -82,3 +82,14 @@ def test_dev_runner_stops_everything_on_sigterm(tmp_path: Path) -> None:
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid), 0)
     assert not reachable(url.group(0))
+
+
+def test_dead_letters_list_show_replay(stack: Stack) -> None:
+    stack.xadd({"type": "solve", "job_id": "cli-dead", "payload": '{"version": 2}'})
+    stack.wait_terminal("cli-dead")
+    listed = cli(stack, "dead", "list")
+    assert listed.returncode == 0 and "cli-dead" in listed.stdout
+    shown = json.loads(cli(stack, "dead", "show", "cli-dead").stdout)
+    assert shown["error_class"] == "invalid" and shown["history"]
+    # An invalid entry never became a job: nothing to replay, said plainly.
+    assert cli(stack, "dead", "replay", "cli-dead").returncode == 2

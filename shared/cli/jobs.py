@@ -22,9 +22,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from shared.client import Client
 from shared.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
+from shared.messages import DeadLetter
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import DEFAULT_REDIS_URL, Settings
 
@@ -259,7 +261,75 @@ def demo(
             raise typer.Exit(code)
 
 
+dead_app = typer.Typer(help="Dead letters: list, inspect, replay.", no_args_is_help=True)
+
+
+async def _dead_letters(url: str, count: int) -> list[DeadLetter]:
+    async with Client(url, _settings(url)) as client:
+        return await client.dead_letters(count)
+
+
+def _find(url: str, dead_letter_id: str) -> DeadLetter:
+    for letter in asyncio.run(_dead_letters(url, 100_000)):
+        if dead_letter_id in (letter.dead_letter_id, letter.job_id):
+            return letter
+    err.print(f"no dead letter {dead_letter_id}")
+    raise typer.Exit(1)
+
+
+@dead_app.command("list")
+def dead_list(
+    count: Annotated[int, typer.Option("--count", "-n", min=1)] = 20,
+    redis_url: RedisUrlOpt = None,
+) -> None:
+    """The newest dead letters."""
+    table = Table(title="dead letters")
+    for col in ("dead letter", "job", "class", "attempts", "dead at", "reason"):
+        table.add_column(col)
+    for d in asyncio.run(_dead_letters(_url(redis_url), count)):
+        when = dt.datetime.fromtimestamp(d.dead_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(
+            d.dead_letter_id, d.job_id, d.error_class.value, str(d.attempts), when, d.reason[:80]
+        )
+    out.print(table)
+
+
+@dead_app.command("show")
+def dead_show(
+    dead_letter_id: Annotated[str, typer.Argument(help="Dead letter id or job id.")],
+    redis_url: RedisUrlOpt = None,
+) -> None:
+    """One dead letter with its whole history, as JSON."""
+    print(_find(_url(redis_url), dead_letter_id).model_dump_json(indent=2))
+
+
+@dead_app.command("replay")
+def dead_replay(
+    dead_letter_id: Annotated[str, typer.Argument(help="Dead letter id or job id.")],
+    job_id: Annotated[str | None, typer.Option("--job-id", help="Id of the new job.")] = None,
+    redis_url: RedisUrlOpt = None,
+) -> None:
+    """Submit the dead job's request again, as a new job.
+
+    A new job id, because the old one already had its one terminal event (the contract), and
+    clients following it must not see a second.
+    """
+    url = _url(redis_url)
+    letter = _find(url, dead_letter_id)
+    if letter.payload is None:
+        err.print("this dead letter never became a job (invalid entry); nothing to replay")
+        raise typer.Exit(2)
+    new_id = job_id or f"{letter.job_id}-replay-{int(time.time())}"
+
+    async def run() -> str:
+        async with Client(url, _settings(url)) as client:
+            return await client.submit(letter.payload or "", job_id=new_id)
+
+    print(asyncio.run(run()))
+
+
 def register(app: typer.Typer) -> None:
+    app.add_typer(dead_app, name="dead")
     app.command("submit")(submit)
     app.command("watch")(watch)
     app.command("status")(status)
