@@ -157,17 +157,24 @@ class Supervisor:
         env = dict(self.env)
         # Readable, unique consumer names across restarts (XINFO CONSUMERS).
         env["CONSUMER_NAME"] = f"{service}-{index}-{int(time.time() * 1000) % 10**9}"
-        out: int | object = subprocess.DEVNULL
-        if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            out = open(self.log_dir / f"{service}-{index}.log", "ab")  # noqa: SIM115
-        return subprocess.Popen(
-            [sys.executable, "-m", f"services.{service}"],
-            env=env,
-            cwd=self.cwd,
-            stdout=out,  # type: ignore[arg-type]
-            stderr=subprocess.STDOUT,
-        )
+        if self.log_dir is None:
+            return subprocess.Popen(
+                [sys.executable, "-m", f"services.{service}"],
+                env=env,
+                cwd=self.cwd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+            )
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        # The child keeps its own descriptor; ours is closed at once so restarts leak nothing.
+        with open(self.log_dir / f"{service}-{index}.log", "ab") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", f"services.{service}"],
+                env=env,
+                cwd=self.cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
     def start(self) -> None:
         for service in SERVICES:
