@@ -57,7 +57,7 @@ class Intake:
 
     async def _handle(self, body: IntakeEntry, msg: Any) -> None:
         entry_id = _entry_id(msg)
-        raw = body.model_dump(exclude_none=True)
+        raw = body.model_dump(exclude_none=True, exclude={"other"}) | (body.other or {})
         job_id = (body.job_id or "").strip()
         count = await msg.get_delivery_count()
         if count > self.s.max_deliveries:

@@ -24,11 +24,18 @@ def _text(v: Any) -> str:
     return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else str(v)
 
 
-def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """(body, headers) from the flat fields of one entry; unknown fields are dropped."""
+def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(body, headers) from the flat fields of one entry.
+
+    Unknown fields are kept (shortened) under `other`, so a dead letter of a garbage entry
+    still shows what the producer sent.
+    """
     fields = {_text(k): _text(v) for k, v in data.items()}
-    body = {k: fields[k] for k in BODY_FIELDS if k in fields}
+    body: dict[str, Any] = {k: fields[k] for k in BODY_FIELDS if k in fields}
     headers = {k: fields[k] for k in HEADER_FIELDS if k in fields}
+    other = {k[:100]: v[:1000] for k, v in fields.items() if k not in BODY_FIELDS + HEADER_FIELDS}
+    if other:
+        body["other"] = other
     return body, headers
 
 

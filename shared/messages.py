@@ -49,6 +49,9 @@ class IntakeEntry(_Record):
     job_id: str | None = None
     payload: str | None = None
     not_before: str | None = None
+    other: dict[str, str] | None = Field(
+        default=None, description="Fields outside the contract, kept for the dead letter."
+    )
 
     @field_validator("payload", mode="before")
     @classmethod

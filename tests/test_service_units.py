@@ -79,7 +79,7 @@ def test_flat_fields_are_lifted_into_body_and_headers() -> None:
             b"colour": b"blue",
         }
     )
-    assert body == {"type": "solve", "job_id": "j1", "payload": "{}"}
+    assert body == {"type": "solve", "job_id": "j1", "payload": "{}", "other": {"colour": "blue"}}
     assert headers == {"traceparent": "00-abc-def-01"}
 
 

@@ -116,7 +116,10 @@ def test_invalid_requests_fail_once_and_are_never_retried(stack: Stack) -> None:
         assert entries_for(stack, stack.names.jobs, job_id) == 0, name
     letters = dead_letters(stack)
     assert any(
-        d["job_id"].startswith("anon-") and d["reason"] == "job_id: missing" for d in letters
+        d["job_id"].startswith("anon-")
+        and d["reason"] == "job_id: missing"
+        and "nonsense" in (d["raw"] or {})
+        for d in letters
     )
     assert stack.alive()
     assert stack.pending("intake") == 0
