@@ -111,6 +111,13 @@ class SolveWorker:
         control = SolveControl()
         reporter = ProgressReporter(job.job_id, time_limit, self.s.progress_interval_seconds)
         handed_back = False
+        await self.records.update(
+            job.job_id,
+            JobState.RUNNING,
+            attempts=job.attempt,
+            solver=implementation.value,
+            worker=self.s.consumer_name,
+        )
         started = time.perf_counter()
         task = asyncio.create_task(
             asyncio.to_thread(
@@ -121,34 +128,30 @@ class SolveWorker:
                 control=control,
             )
         )
-        await self.records.update(
-            job.job_id,
-            JobState.RUNNING,
-            attempts=job.attempt,
-            solver=implementation.value,
-            worker=self.s.consumer_name,
-        )
-        while not task.done():
-            await asyncio.wait({task}, timeout=POLL_SECONDS)
-            if task.done():
-                break
-            if not control.cancel.is_set() and await is_cancelled(
-                self.svc.redis, self.names, job.job_id
-            ):
-                control.cancel.set()
-            remaining = time_limit - (time.perf_counter() - started)
-            if (
-                self.stop_deadline is not None
-                and not control.cancel.is_set()
-                and time.monotonic() + remaining > self.stop_deadline
-            ):
-                handed_back = True
-                control.cancel.set()
-            control.refresh()
-            update = reporter.outcome(control.progress, time.monotonic())
-            if update is not None:
-                span.progress(control.progress, update.progress)
-                await self.svc.publish(update, self.names.outcomes)
+        try:
+            while not task.done():
+                await asyncio.wait({task}, timeout=POLL_SECONDS)
+                if task.done():
+                    break
+                remaining = time_limit - (time.perf_counter() - started)
+                if (
+                    self.stop_deadline is not None
+                    and not control.cancel.is_set()
+                    and time.monotonic() + remaining > self.stop_deadline
+                ):
+                    handed_back = True
+                    control.cancel.set()
+                control.refresh()
+                try:
+                    await self._tick(job, control, reporter, span)
+                except Exception:  # progress and cancel checks are best effort
+                    log.warning("progress/cancel check of %s failed", job.job_id, exc_info=True)
+        except BaseException:
+            # Never leave a solve thread running behind an abandoned handler: it would hold a
+            # CPU outside the concurrency limit. Stop it and wait (cancel acts within 200 ms).
+            control.cancel.set()
+            await asyncio.shield(asyncio.wait({task}))
+            raise
         try:
             result = task.result()
         except Exception as err:
@@ -158,6 +161,18 @@ class SolveWorker:
         if handed_back:
             raise HandBack(f"{self.stage}: solve of {job.job_id} handed back at shutdown")
         return result, (time.perf_counter() - started) * 1000
+
+    async def _tick(
+        self, job: Job, control: SolveControl, reporter: ProgressReporter, span: SolveSpan
+    ) -> None:
+        if not control.cancel.is_set() and await is_cancelled(
+            self.svc.redis, self.names, job.job_id
+        ):
+            control.cancel.set()
+        update = reporter.outcome(control.progress, time.monotonic())
+        if update is not None:
+            span.progress(control.progress, update.progress)
+            await self.svc.publish(update, self.names.outcomes)
 
     async def completed(
         self, job: Job, result: SolveResult, elapsed_ms: float, used: Implementation
