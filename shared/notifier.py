@@ -22,13 +22,11 @@ class Notifier:
         self.dead_maxlen = s.dead_maxlen
         self.max_deliveries = s.max_deliveries
         self.records = JobRecords(svc.redis, svc.names, s)
-        # The guard outlives the idempotency key, so a late redelivery can never add a second
-        # terminal event while anyone could still be reading.
+        # The guard lives exactly as long as the idempotency key: while the job id is known no
+        # second terminal event can appear, and once intake forgets the id a new job under it
+        # gets its own events instead of being solved in silence.
         self.events = EventWriter(
-            svc.redis,
-            svc.names,
-            maxlen=s.events_maxlen,
-            guard_ttl=max(s.job_ttl_seconds, s.idempotency_ttl_seconds),
+            svc.redis, svc.names, maxlen=s.events_maxlen, guard_ttl=s.idempotency_ttl_seconds
         )
 
     async def handle(self, outcome: Outcome, msg: Any) -> None:
