@@ -256,7 +256,11 @@ def test_primary_failure_falls_back_to_greedy(make_stack: StackFactory, tmp_path
 def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
     make_stack: StackFactory, tmp_path: Path
 ) -> None:
-    stack = make_stack(env={"SOLVER_ALLOW_FALLBACK": "false"}, cwd=_broken_csolver(tmp_path))
+    traces = tmp_path / "traces.jsonl"
+    stack = make_stack(
+        env={"SOLVER_ALLOW_FALLBACK": "false", "SHIFTSTREAM_TRACE_FILE": str(traces)},
+        cwd=_broken_csolver(tmp_path),
+    )
     job = stack.submit(request_json())
     done = stack.wait_terminal(job, timeout=60)[job]
     assert done["type"] == "solver.failed"
@@ -272,6 +276,29 @@ def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
     assert letter["payload"]
     time.sleep(1.0)
     assert len(stack.terminal(job)) == 1
+    # Every hop of every attempt, delayed retries included, is one trace.
+    stack.stop()  # flushes the span exporters
+    spans = []
+    for line in traces.read_text().splitlines():
+        for rs in json.loads(line)["resourceSpans"]:
+            service = next(
+                a["value"]["stringValue"]
+                for a in rs["resource"]["attributes"]
+                if a["key"] == "service.name"
+            )
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    attrs = {a["key"]: a["value"] for a in span.get("attributes", [])}
+                    if attrs.get("job.id", {}).get("stringValue") == job:
+                        spans.append((service, span["traceId"]))
+    trace_ids = {t for _, t in spans}
+    assert {s for s, _ in spans} >= {
+        "shiftstream-intake",
+        "shiftstream-solver",
+        "shiftstream-triage",
+        "shiftstream-notifier",
+    }
+    assert len(trace_ids) == 1 and letter["trace_id"] in trace_ids
 
 
 def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
