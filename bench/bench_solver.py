@@ -46,9 +46,10 @@ def optimum_table(folder: Path) -> dict[str, int]:
         return {row["instance"]: int(row["best_upper_bound"]) for row in csv.DictReader(f)}
 
 
-def run(problem: Problem, seconds: float, seed: int) -> tuple[SolverRun, float]:
+def run(problem: Problem, seconds: float, seed: int, evals: int = 0) -> tuple[SolverRun, float]:
     started = time.perf_counter()
-    result = solve_generetic(problem, time_limit=seconds, seed=seed, control=SolveControl())
+    result = solve_generetic(problem, time_limit=seconds, seed=seed, control=SolveControl(),
+                             max_evaluations=evals)
     return result, time.perf_counter() - started
 
 
@@ -61,6 +62,9 @@ def main() -> int:
     ap.add_argument("--time", type=float, default=10.0, help="seconds per instance")
     ap.add_argument("--instances", default="1-12")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--evals", type=int, default=0,
+                    help="stop after this many move evaluations instead of the time limit "
+                    "(reproducible; --time then only caps the run)")
     ap.add_argument("--no-generated", action="store_true", help="skip the generated row")
     ap.add_argument("--no-parallel", action="store_true", help="skip the parallel ratio")
     args = ap.parse_args()
@@ -75,7 +79,7 @@ def main() -> int:
     for i in parse_range(args.instances):
         name = f"Instance{i}"
         problem = compile_request(load_curtois(folder / f"{name}.txt"))
-        result, elapsed = run(problem, args.time, args.seed)
+        result, elapsed = run(problem, args.time, args.seed, args.evals)
         ev = evaluate(problem, result.roster)
         opt = optimum.get(name)
         gap = 100.0 * (ev.penalty - opt) / opt if opt else float("nan")

@@ -9,6 +9,7 @@ from cffi import FFI
 HERE = Path(__file__).resolve().parent
 SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "crossover.c",
+    "row_dp.c",
     "delta.c",
     "ga.c",
     "greedy_start.c",

@@ -60,6 +60,7 @@ void gr_state_free(gr_state *st)
     free(st->scratch_vals);
     free(st->scratch_cnt);
     free(st->scratch_wk);
+    gr_dp_free(&st->dp);
     memset(st, 0, sizeof *st);
 }
 
@@ -269,6 +270,22 @@ void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t
     st->total.hard += dl.hard;
     st->total.minutes += dl.minutes;
     st->total.pen += dl.pen;
+}
+
+int64_t gr_state_emp_hard(const gr_state *st, int32_t e)
+{
+    const gr_problem *p = st->p;
+    const int32_t *row = st->roster + (int64_t)e * st->D;
+    int64_t h = minute_dev(st, e, st->minutes[e]) + wk_excess(st, e, st->wk_worked[e]);
+    for (int32_t d = 0; d < st->D; d++)
+        h += p->day_off[(int64_t)e * st->D + d] && row[d] >= 0;
+    for (int32_t s = 0; s < st->S; s++) {
+        int64_t k = (int64_t)e * st->S + s;
+        h += pos((int64_t)st->count[k] - p->max_shifts[k]);
+    }
+    if (st->D > 1)
+        h += rot_in(st, row, 0, st->D - 2);
+    return h + runs_in(st, e, row, 0, st->D - 1);
 }
 
 gr_delta gr_state_full(const gr_state *st)

@@ -162,7 +162,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                             (int32_t)TUNE("GR_C2", 60), (int32_t)TUNE("GR_C3", 88)};
     const int64_t hw = (int64_t)TUNE("GR_HW", 300);
     gr_ls_params ls = {.iterations = 100 * size, .t_start = TUNE("GR_INIT_T0", 30.0),
-                       .t_end = TUNE("GR_INIT_T1", 0.3), .hard_weight = hw};
+                       .t_end = TUNE("GR_INIT_T1", 0.3), .hard_weight = hw,
+                       .dp_period = (int64_t)TUNE("GR_DP", 10000)};
     memcpy(ls.cum, cum, sizeof cum);
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run

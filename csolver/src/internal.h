@@ -42,8 +42,16 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
     return (d.hard * GR_MINUTE_DIV + d.minutes) * hw + d.pen * GR_MINUTE_DIV;
 }
 
+/* Workspace of the row dynamic programme (row_dp.c), grown on demand. */
+typedef struct {
+    int64_t *cost_a, *cost_b, *cell;
+    int32_t *back;
+    size_t per_day_cap, back_cap, cell_cap;
+} gr_dp;
+
 typedef struct {
     const gr_problem *p;
+    gr_dp dp;
     int32_t E, D, S, W;
     int32_t *roster;    /* [E*D] */
     int32_t *count;     /* [E*S] shifts of each type per employee */
@@ -70,6 +78,8 @@ gr_delta gr_state_full(const gr_state *st);
  * with_cover (swaps between employees on the same days leave cover unchanged). */
 gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                         int with_cover);
+/* Hard magnitude of employee e's row alone (minutes included), from scratch. */
+int64_t gr_state_emp_hard(const gr_state *st, int32_t e);
 void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                     int with_cover, gr_delta d);
 
@@ -104,6 +114,11 @@ static inline int gr_ctx_tick(gr_ctx *c, int scored)
     return c->stop;
 }
 
+/* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
+/* Writes D values to out and returns 1, or returns 0 (no feasible row / state space too big). */
+int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
+void gr_dp_free(gr_dp *dp);
+
 /* ---- greedy_start.c ---- */
 void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx);
 
@@ -113,6 +128,7 @@ typedef struct {
     double t_start;     /* temperature in penalty points */
     double t_end;
     int64_t hard_weight; /* penalty points per hard unit during this search */
+    int64_t dp_period;   /* every dp_period-th proposal is a DP row move; 0 = never */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
                             the rest are block moves */
 } gr_ls_params;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "internal.h"
 
@@ -181,6 +182,30 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
     return 1;
 }
 
+/* Row move: one employee's whole row replaced by the DP optimum. While the roster is
+ * infeasible it goes to an employee who breaks a rule, else to a random one. */
+static int propose_row(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
+{
+    int32_t e = gr_rng_below(rng, st->E);
+    if (st->total.hard != 0 || st->total.minutes != 0) {
+        int32_t seen = 0;
+        for (int32_t x = 0; x < st->E; x++)
+            if (gr_state_emp_hard(st, x) > 0 && gr_rng_below(rng, ++seen) == 0)
+                e = x;
+    }
+    if (!gr_row_dp(st, e, v1))
+        return 0;
+    const int32_t *row = st->roster + (int64_t)e * st->D;
+    if (memcmp(row, v1, (size_t)st->D * sizeof *v1) == 0)
+        return 0;
+    m->kind = 0;
+    m->e1 = e;
+    m->a = 0;
+    m->b = st->D - 1;
+    m->d1 = gr_state_delta(st, e, 0, st->D - 1, v1, 1);
+    return 1;
+}
+
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
                      int32_t *best_buf)
 {
@@ -191,13 +216,18 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         free(v2);
         return;
     }
-    const int64_t hw = lp->hard_weight;
+    /* Strategic oscillation: the hard weight rises while the walk stays infeasible and decays
+     * back towards lp->hard_weight while it is feasible, so the walk may cut through
+     * infeasible regions without settling there. */
+    double hwf = (double)lp->hard_weight;
+    int64_t hw = lp->hard_weight;
+    const double hw_max = 64.0 * (double)lp->hard_weight;
     int64_t cur = gr_delta_cost(st->total, hw);
     /* The best state is ranked feasible-first, then by penalty (feasible) or weighted cost
      * (infeasible): with a moderate hard weight the walk may trade a little infeasibility for
      * cover, and must not hand back such a state when it has seen a feasible one. */
     int best_infeasible = st->total.hard != 0 || st->total.minutes != 0;
-    int64_t best_value = best_infeasible ? cur : st->total.pen;
+    int64_t best_value = best_infeasible ? gr_delta_cost(st->total, GR_HARD_WEIGHT) : st->total.pen;
     int cur_is_best = 1;
     double t = lp->t_start * GR_MINUTE_DIV;
     const double t_end = lp->t_end * GR_MINUTE_DIV;
@@ -210,7 +240,21 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         it++;
         if ((it & 63) == 0)
             t *= factor;
-        int scored = propose(st, rng, lp, &m, v1, v2);
+        if ((it & 4095) == 0) {
+            int feasible_now = st->total.hard == 0 && st->total.minutes == 0;
+            hwf = feasible_now ? hwf * 0.97 : hwf * 1.06;
+            if (hwf < (double)lp->hard_weight)
+                hwf = (double)lp->hard_weight;
+            if (hwf > hw_max)
+                hwf = hw_max;
+            hw = (int64_t)hwf;
+            cur = gr_delta_cost(st->total, hw);
+        }
+        int scored;
+        if (lp->dp_period > 0 && it % lp->dp_period == 0)
+            scored = propose_row(st, rng, &m, v1);
+        else
+            scored = propose(st, rng, lp, &m, v1, v2);
         if (gr_ctx_tick(ctx, scored))
             break;
         if (!scored)
@@ -228,7 +272,9 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 continue;
         }
         int infeasible = st->total.hard + dl.hard != 0 || st->total.minutes + dl.minutes != 0;
-        int64_t value = infeasible ? cur + dc : st->total.pen + dl.pen;
+        gr_delta nt = {st->total.hard + dl.hard, st->total.minutes + dl.minutes,
+                       st->total.pen + dl.pen};
+        int64_t value = infeasible ? gr_delta_cost(nt, GR_HARD_WEIGHT) : nt.pen;
         int better = infeasible < best_infeasible ||
                      (infeasible == best_infeasible && value < best_value);
         int equal = infeasible == best_infeasible && value == best_value;
@@ -251,6 +297,11 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             cur_is_best = 1;
         }
     }
+    if (getenv("GR_DEBUG"))
+        fprintf(stderr, "ls end: it %lld cur h%lld m%lld p%lld hw %lld T %.3f best_inf %d val %lld\n",
+                (long long)it, (long long)st->total.hard, (long long)st->total.minutes,
+                (long long)st->total.pen, (long long)hw, t / GR_MINUTE_DIV, best_infeasible,
+                (long long)best_value);
     if (!cur_is_best)
         gr_state_load(st, best_buf);
     free(v1);

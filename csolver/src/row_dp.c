@@ -1,0 +1,256 @@
+/* Exact row re-optimisation: the cheapest row for one employee with every other row fixed,
+ * by dynamic programming over days. The state is (value on the previous day, length of the
+ * current run, whether that run started on day 0, minutes so far, weekends worked so far);
+ * rotation, run bounds with their edge exemptions, day-off cells, skills, the minutes window
+ * and the weekend limit are all enforced by construction. Only the per-type maximum is not a
+ * state (it would multiply the space by D^S); the caller scores the row with the exact delta,
+ * which still charges it.
+ *
+ * Why: a row that is one compound change away from feasible (move a pair of shifts across a
+ * fixed day off, say) is a deep valley for single-cell moves and a swap neighbourhood, but one
+ * step for this move. It is ~1000x the cost of a cell move, so the search calls it sparingly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DP_MAX_STATES (1 << 21) /* per day; beyond this the move is simply not offered */
+#define DP_MAX_TOTAL (1 << 25)
+
+static int32_t gcd32(int32_t a, int32_t b)
+{
+    while (b) {
+        int32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void gr_dp_free(gr_dp *dp)
+{
+    free(dp->cost_a);
+    free(dp->cost_b);
+    free(dp->back);
+    free(dp->cell);
+    memset(dp, 0, sizeof *dp);
+}
+
+static int reserve(gr_dp *dp, size_t per_day, size_t days, size_t cells)
+{
+    if (per_day * days > DP_MAX_TOTAL || per_day > DP_MAX_STATES)
+        return 0;
+    if (per_day > dp->per_day_cap || per_day * days > dp->back_cap || cells > dp->cell_cap) {
+        size_t pd = per_day > dp->per_day_cap ? per_day : dp->per_day_cap;
+        size_t bk = per_day * days > dp->back_cap ? per_day * days : dp->back_cap;
+        size_t cl = cells > dp->cell_cap ? cells : dp->cell_cap;
+        int64_t *a = realloc(dp->cost_a, pd * sizeof *a), *b = NULL;
+        if (a)
+            dp->cost_a = a;
+        b = realloc(dp->cost_b, pd * sizeof *b);
+        if (b)
+            dp->cost_b = b;
+        int32_t *k = realloc(dp->back, bk * sizeof *k);
+        if (k)
+            dp->back = k;
+        int64_t *c = realloc(dp->cell, cl * sizeof *c);
+        if (c)
+            dp->cell = c;
+        if (!a || !b || !k || !c)
+            return 0;
+        dp->per_day_cap = pd;
+        dp->back_cap = bk;
+        dp->cell_cap = cl;
+    }
+    return 1;
+}
+
+static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
+{
+    int64_t req = p->cover_req[k];
+    return req > z ? p->cover_under[k] * (req - z) : p->cover_over[k] * (z - req);
+}
+
+static inline int64_t cell_pen(const gr_problem *p, int64_t c, int32_t v)
+{
+    int64_t pen = 0;
+    for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
+        pen += v != p->on_shift[i] ? p->on_weight[i] : 0;
+    for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
+        pen += v == p->off_shift[i] ? p->off_weight[i] : 0;
+    return pen;
+}
+
+#define INF INT64_MAX
+
+int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
+{
+    const gr_problem *p = st->p;
+    const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
+    const int32_t *row = st->roster + (int64_t)e * D;
+    gr_dp *dp = &st->dp;
+
+    /* minutes in units of the gcd of the eligible lengths; not tracked if no bound can bind */
+    int32_t g = 0, maxlen = 0;
+    for (int32_t s = 0; s < S; s++)
+        if (p->max_shifts[(int64_t)e * S + s] > 0) {
+            g = gcd32(g, p->length[s]);
+            if (p->length[s] > maxlen)
+                maxlen = p->length[s];
+        }
+    int64_t max_m = p->max_minutes[e], min_m = p->min_minutes[e];
+    int track_m = g > 0 && (max_m < (int64_t)D * maxlen || min_m > 0);
+    int32_t M = 0, m_lo = 0;
+    if (track_m) {
+        int64_t cap = max_m < (int64_t)D * maxlen ? max_m : (int64_t)D * maxlen;
+        if (cap / g > 4096)
+            return 0;
+        M = (int32_t)(cap / g);
+        m_lo = (int32_t)((min_m + g - 1) / g);
+        if (m_lo > M)
+            return 0;
+    }
+    int32_t maxw = p->max_weekends[e];
+    int track_w = st->W > 0 && maxw < st->W;
+    int32_t Wn = track_w ? maxw + 1 : 1;
+    int32_t maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
+    int32_t minc = p->min_consec[e], mino = p->min_off[e];
+    int32_t R = maxc;
+    if (minc > R)
+        R = minc;
+    if (mino > R)
+        R = mino;
+    if (R < 1)
+        R = 1;
+    if (R > D)
+        R = D;
+    /* state = ((((v * R + (r-1)) * 2 + f) * (M+1) + m) * Wn + w) */
+    const size_t per_day = (size_t)V * (size_t)R * 2 * (size_t)(M + 1) * (size_t)Wn;
+    if (!reserve(dp, per_day, (size_t)D, (size_t)D * (size_t)V))
+        return 0;
+
+    /* marginal cost of each value on each day with the other rows fixed */
+    for (int32_t d = 0; d < D; d++) {
+        int64_t c = (int64_t)e * D + d;
+        for (int32_t v = 0; v <= S; v++) {
+            int64_t *slot = &dp->cell[(int64_t)d * V + v];
+            int32_t val = v == S ? -1 : v;
+            if (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0)) {
+                *slot = INF;
+                continue;
+            }
+            int64_t cost = cell_pen(p, c, val);
+            for (int32_t s = 0; s < S; s++) {
+                int64_t k = (int64_t)d * S + s;
+                int32_t z = st->cover[k] - (row[d] == s); /* cover without this employee */
+                if (s == val)
+                    cost += cover_cost(p, k, z + 1) - cover_cost(p, k, z);
+            }
+            *slot = cost;
+        }
+    }
+
+    int64_t *cur = dp->cost_a, *nxt = dp->cost_b;
+#define IDX(v, r, f, m, w)                                                                         \
+    (((((size_t)(v) * (size_t)R + (size_t)((r) - 1)) * 2 + (size_t)(f)) * (size_t)(M + 1) +      \
+      (size_t)(m)) * (size_t)Wn + (size_t)(w))
+    for (size_t i = 0; i < per_day; i++)
+        cur[i] = INF;
+    for (int32_t v = 0; v <= S; v++) {
+        int64_t cc = dp->cell[v];
+        if (cc == INF)
+            continue;
+        int work = v < S;
+        int32_t m = work && track_m ? p->length[v] / g : 0;
+        int32_t w = work && track_w && p->weekend[0] >= 0 ? 1 : 0;
+        if (m > M || w >= Wn || (work && maxc < 1))
+            continue;
+        size_t i = IDX(v, 1, 1, m, w);
+        cur[i] = cc;
+        dp->back[i] = -1;
+    }
+    for (int32_t d = 1; d < D; d++) {
+        for (size_t i = 0; i < per_day; i++)
+            nxt[i] = INF;
+        int32_t *back = dp->back + (size_t)d * per_day;
+        const int32_t wk = p->weekend[d];
+        const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
+        for (int32_t v = 0; v <= S; v++) {
+            const int work = v < S;
+            for (int32_t r = 1; r <= R; r++)
+                for (int32_t f = 0; f < 2; f++)
+                    for (int32_t m = 0; m <= M; m++)
+                        for (int32_t w = 0; w < Wn; w++) {
+                            size_t i = IDX(v, r, f, m, w);
+                            int64_t base = cur[i];
+                            if (base == INF)
+                                continue;
+                            for (int32_t v2 = 0; v2 <= S; v2++) {
+                                int64_t cc = dp->cell[(int64_t)d * V + v2];
+                                if (cc == INF)
+                                    continue;
+                                const int work2 = v2 < S;
+                                int32_t r2, f2;
+                                if (work2 == work) {
+                                    if (work && p->forbidden[(int64_t)v * S + v2])
+                                        continue;
+                                    r2 = r + 1;
+                                    if (work && r2 > maxc)
+                                        continue;
+                                    if (r2 > R)
+                                        r2 = R; /* off runs: only "long enough" matters */
+                                    f2 = f;
+                                } else {
+                                    /* the run that just ended is interior unless it began on day 0 */
+                                    if (!f && ((work && r < minc) || (!work && r < mino)))
+                                        continue;
+                                    r2 = 1;
+                                    f2 = 0;
+                                }
+                                int32_t m2 = m, w2 = w;
+                                if (work2) {
+                                    if (track_m)
+                                        m2 += p->length[v2] / g;
+                                    if (track_w && wk >= 0 && !(same_weekend && work))
+                                        w2++;
+                                }
+                                if (m2 > M || w2 >= Wn)
+                                    continue;
+                                size_t j = IDX(v2, r2, f2, m2, w2);
+                                if (base + cc < nxt[j]) {
+                                    nxt[j] = base + cc;
+                                    back[j] = (int32_t)i;
+                                }
+                            }
+                        }
+        }
+        int64_t *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    /* the last run ends on day D-1 and is exempt; only the minutes floor is left to check */
+    size_t best = (size_t)-1;
+    int64_t best_cost = INF;
+    for (int32_t v = 0; v <= S; v++)
+        for (int32_t r = 1; r <= R; r++)
+            for (int32_t f = 0; f < 2; f++)
+                for (int32_t m = track_m ? m_lo : 0; m <= M; m++)
+                    for (int32_t w = 0; w < Wn; w++) {
+                        size_t i = IDX(v, r, f, m, w);
+                        if (cur[i] < best_cost) {
+                            best_cost = cur[i];
+                            best = i;
+                        }
+                    }
+    if (best_cost == INF)
+        return 0;
+    size_t i = best;
+    for (int32_t d = D - 1; d >= 0; d--) {
+        int32_t v = (int32_t)(i / ((size_t)R * 2 * (size_t)(M + 1) * (size_t)Wn));
+        out[d] = v == S ? -1 : v;
+        if (d > 0)
+            i = (size_t)dp->back[(size_t)d * per_day + i];
+    }
+#undef IDX
+    return 1;
+}

@@ -1,0 +1,73 @@
+"""Shared builders for the csolver tests: benchmark instances and random compiled problems."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from shared.roster.compiled import I32, Problem, compile_request, weekend_index
+from shared.roster.curtois import bench_dir, load_curtois
+
+BENCH = bench_dir()
+
+
+@functools.cache
+def instance(i: int) -> Problem:
+    return compile_request(load_curtois(Path(BENCH) / f"Instance{i}.txt"))
+
+
+def random_roster(p: Problem, rng: np.random.Generator, off_share: float = 0.4) -> I32:
+    """Random shifts (eligible or not, on fixed days off or not) and random days off."""
+    r = rng.integers(0, p.n_shifts, size=(p.n_employees, p.n_days), dtype=np.int32)
+    r[rng.random(r.shape) < off_share] = -1
+    return r
+
+
+def _csr(rng: np.random.Generator, cells: int, s: int, density: float) -> tuple[I32, I32, I32]:
+    counts = (rng.random(cells) < density) * rng.integers(1, 3, size=cells)  # 0, 1 or 2 per cell
+    ptr = np.zeros(cells + 1, dtype=np.int32)
+    ptr[1:] = np.cumsum(counts)
+    n = int(ptr[-1])
+    return ptr, rng.integers(0, s, size=n, dtype=np.int32), rng.integers(0, 4, size=n,
+                                                                         dtype=np.int32)
+
+
+def random_problem(rng: np.random.Generator, e: int, d: int, s: int,
+                   start_weekday: int = 0) -> Problem:
+    """A valid compiled problem with every rule active and several requests per cell."""
+    weekend, n_weekends = weekend_index(start_weekday, d)
+    on_ptr, on_shift, on_weight = _csr(rng, e * d, s, 0.2)
+    off_ptr, off_shift, off_weight = _csr(rng, e * d, s, 0.2)
+    i32 = np.int32
+
+    def ints(lo: int, hi: int, shape: tuple[int, ...]) -> I32:
+        return rng.integers(lo, hi, size=shape, dtype=i32)
+
+    min_minutes = ints(0, 480 * d // 2 + 1, (e,))
+    return Problem(
+        shift_ids=tuple(f"s{i}" for i in range(s)),
+        employee_ids=tuple(f"e{i}" for i in range(e)),
+        length=rng.choice(np.array([240, 480, 600, 720], dtype=i32), size=s),
+        forbidden=(rng.random((s, s)) < 0.3).astype(np.uint8),
+        max_shifts=np.where(rng.random((e, s)) < 0.2, 0, ints(1, d + 1, (e, s))).astype(i32),
+        min_minutes=min_minutes,
+        max_minutes=(min_minutes + ints(0, 480 * d, (e,))).astype(i32),
+        max_consec=ints(1, d + 1, (e,)),
+        min_consec=ints(1, 4, (e,)),
+        min_off=ints(1, 4, (e,)),
+        max_weekends=ints(0, n_weekends + 1, (e,)),
+        day_off=(rng.random((e, d)) < 0.1).astype(np.uint8),
+        weekend=weekend,
+        n_weekends=n_weekends,
+        on_ptr=on_ptr,
+        on_shift=on_shift,
+        on_weight=on_weight,
+        off_ptr=off_ptr,
+        off_shift=off_shift,
+        off_weight=off_weight,
+        cover_req=ints(0, max(2, e // s + 1), (d, s)),
+        cover_under=ints(0, 200, (d, s)),
+        cover_over=ints(0, 5, (d, s)),
+    )

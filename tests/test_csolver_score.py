@@ -1,0 +1,81 @@
+"""The C scorer (gr_score) must equal the Python evaluator on every roster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import csolver
+from shared.roster.compiled import Problem, compile_request
+from shared.roster.curtois import roster_from_tsv
+from shared.roster.evaluator import evaluate
+from shared.roster.generator import generate
+from shared.roster.solving import SolveControl
+from tests.csolver_helpers import BENCH, instance, random_problem, random_roster
+
+FIXTURES = sorted((Path(BENCH) / "solutions").glob("Instance*_obj*.tsv"))
+
+
+def assert_same(p: Problem, roster: np.ndarray) -> None:
+    ev = evaluate(p, roster)
+    assert csolver.score(p, roster) == (ev.hard_violations, ev.penalty)
+
+
+def test_fixtures_present() -> None:
+    assert len(FIXTURES) >= 10
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
+def test_published_fixture_rosters(fixture: Path) -> None:
+    name, obj = fixture.stem.split("_obj")
+    p = instance(int(name.removeprefix("Instance")))
+    roster = roster_from_tsv(fixture.read_text(), p)
+    assert csolver.score(p, roster) == (0, int(obj))
+    assert_same(p, roster)
+
+
+@pytest.mark.parametrize("i", range(1, 13))
+def test_random_rosters_on_benchmark(i: int) -> None:
+    p = instance(i)
+    rng = np.random.default_rng(i)
+    for share in (0.0, 0.3, 0.6, 1.0):
+        for _ in range(3):
+            assert_same(p, random_roster(p, rng, share))
+
+
+@pytest.mark.parametrize("i", range(1, 13))
+def test_solver_rosters_on_benchmark(i: int) -> None:
+    p = instance(i)
+    run = csolver.solve_generetic(p, time_limit=0.2, seed=i, control=SolveControl())
+    assert_same(p, run.roster)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_instances(seed: int) -> None:
+    p = compile_request(generate(employees=12 + 10 * seed, shifts=60 * seed, seed=seed))
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        assert_same(p, random_roster(p, rng))
+    run = csolver.solve_generetic(p, time_limit=0.2, seed=seed, control=SolveControl())
+    assert_same(p, run.roster)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_problems(seed: int) -> None:
+    rng = np.random.default_rng(1000 + seed)
+    e, d, s = int(rng.integers(1, 9)), int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    p = random_problem(rng, e, d, s, start_weekday=int(rng.integers(0, 7)))
+    for _ in range(10):
+        assert_same(p, random_roster(p, rng, float(rng.random())))
+
+
+def test_score_rejects_bad_roster() -> None:
+    p = instance(1)
+    bad = p.empty_roster()
+    bad[0, 0] = p.n_shifts
+    with pytest.raises(ValueError, match="roster"):
+        csolver.score(p, bad)
+    with pytest.raises(ValueError, match="shape"):
+        csolver.score(p, bad[:, :-1])

@@ -1,0 +1,145 @@
+"""The generetic solver through its Python wrapper: determinism, cancel, time limit, threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import csolver
+from shared.roster.compiled import compile_request
+from shared.roster.evaluator import evaluate
+from shared.roster.generator import generate
+from shared.roster.solving import SolveControl, SolverRun, get_solver
+from shared.roster.model import Implementation
+from tests.csolver_helpers import instance
+
+
+def test_registered_as_the_generetic_implementation() -> None:
+    assert get_solver(Implementation.GENERETIC) is csolver.solve_generetic
+
+
+@pytest.mark.parametrize("i", [1, 7])
+def test_same_seed_same_roster(i: int) -> None:
+    p = instance(i)
+
+    def run(seed: int) -> SolverRun:
+        return csolver.solve_generetic(p, time_limit=60, seed=seed, control=SolveControl(),
+                                       max_evaluations=300_000)
+
+    a, b, c = run(5), run(5), run(6)
+    assert np.array_equal(a.roster, b.roster)
+    assert a.evaluations == b.evaluations
+    assert not a.timed_out and not a.cancelled
+    # a different seed explores differently (same optimum is possible, same path is not)
+    assert a.evaluations != c.evaluations or not np.array_equal(a.roster, c.roster) or i == 1
+
+
+def test_instance1_feasible() -> None:
+    p = instance(1)
+    run = csolver.solve_generetic(p, time_limit=1.0, seed=0, control=SolveControl())
+    ev = evaluate(p, run.roster)
+    assert ev.hard_violations == 0
+    assert ev.penalty <= 700  # optimum 607
+    assert run.time_to_first_feasible_ms is not None
+
+
+def test_time_limit_respected() -> None:
+    p = instance(12)
+    t0 = time.perf_counter()
+    run = csolver.solve_generetic(p, time_limit=0.5, seed=1, control=SolveControl())
+    elapsed = time.perf_counter() - t0
+    assert 0.45 <= elapsed < 0.7
+    assert run.timed_out and not run.cancelled
+    assert evaluate(p, run.roster).hard_violations == 0
+
+
+@pytest.mark.parametrize("p_factory", [lambda: instance(12), lambda: instance(1)],
+                         ids=["Instance12", "Instance1"])
+def test_cancel_stops_within_200ms_with_best_roster(p_factory) -> None:  # type: ignore[no-untyped-def]
+    p = p_factory()
+    control = SolveControl()
+    result: list[SolverRun] = []
+    worker = threading.Thread(target=lambda: result.append(
+        csolver.solve_generetic(p, time_limit=60, seed=2, control=control)))
+    worker.start()
+    time.sleep(0.5)
+    control.refresh()
+    assert control.progress.best_penalty >= 0
+    t0 = time.perf_counter()
+    control.cancel.set()
+    worker.join(5)
+    stopped = time.perf_counter() - t0
+    assert not worker.is_alive()
+    assert stopped < 0.2, f"took {stopped * 1000:.0f} ms to stop"
+    run = result[0]
+    assert run.cancelled and not run.timed_out
+    ev = evaluate(p, run.roster)
+    control.refresh()
+    assert (ev.hard_violations, ev.penalty) == (control.progress.best_hard,
+                                                control.progress.best_penalty)
+
+
+def test_cancel_before_start_returns_at_once() -> None:
+    p = instance(12)
+    control = SolveControl()
+    control.cancel.set()
+    t0 = time.perf_counter()
+    run = csolver.solve_generetic(p, time_limit=60, seed=0, control=control)
+    assert time.perf_counter() - t0 < 0.2
+    assert run.cancelled
+    assert run.roster.shape == (p.n_employees, p.n_days)
+
+
+def test_progress_advances() -> None:
+    p = instance(10)
+    control = SolveControl()
+    worker = threading.Thread(target=lambda: csolver.solve_generetic(
+        p, time_limit=1.2, seed=0, control=control))
+    worker.start()
+    seen = []
+    for _ in range(5):
+        time.sleep(0.2)
+        control.refresh()
+        seen.append(control.progress.evaluations)
+    worker.join()
+    assert seen == sorted(seen) and seen[-1] > seen[0] > 0
+    control.refresh()
+    assert control.progress.best_hard == 0
+    assert control.progress.population >= 1
+
+
+def test_parallel_threads() -> None:
+    problems = [instance(12), compile_request(generate(employees=40, shifts=120, seed=3))]
+    runs: dict[int, SolverRun] = {}
+
+    def solve(k: int) -> None:
+        runs[k] = csolver.solve_generetic(problems[k], time_limit=1.0, seed=k,
+                                          control=SolveControl())
+
+    threads = [threading.Thread(target=solve, args=(k,)) for k in range(2)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # the GIL is released: two 1 s solves finish in about 1 s, not 2
+    assert time.perf_counter() - t0 < 1.8
+    for k, p in enumerate(problems):
+        ev = evaluate(p, runs[k].roster)
+        assert csolver.score(p, runs[k].roster) == (ev.hard_violations, ev.penalty)
+        assert runs[k].evaluations > 0
+
+
+def test_wrapper_rejects_bad_arguments() -> None:
+    p = instance(1)
+    with pytest.raises(ValueError, match="time_limit"):
+        csolver.solve_generetic(p, time_limit=0, seed=0, control=SolveControl())
+    with pytest.raises(ValueError, match="seed"):
+        csolver.solve_generetic(p, time_limit=1, seed=-1, control=SolveControl())
+    broken = dataclasses.replace(p, cover_req=p.cover_req[:, :0])
+    with pytest.raises(ValueError, match="cover_req"):
+        csolver.solve_generetic(broken, time_limit=1, seed=0, control=SolveControl())
