@@ -1,0 +1,1 @@
+"""Lua scripts, kept as .lua files and loaded by `shared.lua`."""
