@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH / "peers")]
@@ -65,7 +66,8 @@ async def wait_ready(url: str, payload: str, timeout: float = 120) -> float:
     last = "0"
     try:
         while time.monotonic() - t0 < timeout:
-            got = await r.xread({"solver-events": last}, block=1000)
+            # redis-py types replies loosely; this is [[stream, [(id, {field: value})]]].
+            got: Any = await r.xread({"solver-events": last}, block=1000)
             for _, entries in got or []:
                 for entry_id, fields in entries:
                     last = entry_id
