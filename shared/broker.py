@@ -19,6 +19,7 @@ from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from redis.exceptions import ResponseError
 
 from shared.logs import configure_logging
+from shared.metrics import Metrics, meter_provider
 from shared.settings import Settings
 from shared.streams import Names
 from shared.telemetry import tracer_provider
@@ -45,6 +46,7 @@ class Service:
     broker: RedisBroker
     redis: aioredis.Redis
     app: FastStream
+    metrics: Metrics
     _groups: list[tuple[str, str]] = field(default_factory=list)
 
     def reader_and_reclaimer(
@@ -108,9 +110,12 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     configure_logging(name)
     logger = logging.getLogger(f"shiftstream.{name}")
     provider = tracer_provider(f"shiftstream-{name}", settings)
+    meters = meter_provider(
+        name, trace_file=settings.shiftstream_trace_file, dev=settings.shiftstream_dev
+    )
     broker = RedisBroker(
         settings.redis_url,
-        middlewares=(RedisTelemetryMiddleware(tracer_provider=provider),),
+        middlewares=(RedisTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
     )
@@ -123,6 +128,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
         broker=broker,
         redis=client,
         app=app,
+        metrics=Metrics(name, meters),
     )
     # Before the broker starts its subscribers, so FastStream's own `$` creation never wins.
     app.on_startup(svc.create_groups)
@@ -131,6 +137,8 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
         await client.aclose()
         if provider is not None:
             provider.shutdown()
+        if meters is not None:
+            meters.shutdown()
 
     app.after_shutdown(_close)
     return svc

@@ -21,6 +21,7 @@ from shared.messages import (
     Outcome,
     OutcomeKind,
     Severity,
+    now,
 )
 from shared.progress import ProgressReporter
 from shared.roster.model import Implementation, SolveRequest, SolveResult
@@ -117,7 +118,10 @@ class SolveWorker:
             attempts=job.attempt,
             solver=implementation.value,
             worker=self.s.consumer_name,
+            started_at=f"{now():.3f}",
         )
+        self.svc.metrics.job_in()
+        self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
         started = time.perf_counter()
         task = asyncio.create_task(
             asyncio.to_thread(
@@ -170,13 +174,17 @@ class SolveWorker:
         ):
             control.cancel.set()
         update = reporter.outcome(control.progress, time.monotonic())
-        if update is not None:
+        if update is None:
+            self.svc.metrics.progress_dropped()
+        else:
             span.progress(control.progress, update.progress)
             await self.svc.publish(update, self.names.outcomes)
 
     async def completed(
         self, job: Job, result: SolveResult, elapsed_ms: float, used: Implementation
     ) -> None:
+        self.svc.metrics.solve_time(elapsed_ms, used.value)
+        self.svc.metrics.job_out("completed", solver=used.value)
         await self.svc.publish(
             Outcome(
                 kind=OutcomeKind.COMPLETED,
@@ -250,12 +258,9 @@ class SolveWorker:
     # ------------------------------------------------------------------ the two services
 
     def implementation_for(self, job: Job) -> Implementation:
-        # An explicit request for the cheap greedy solver is honoured; otherwise the
-        # deployment decides which implementation runs.
+        # A request that names its solver gets it; otherwise the deployment decides.
         requested = parse_request(job.payload, self.s.limits).solver.implementation
-        if requested is Implementation.GREEDY:
-            return Implementation.GREEDY
-        return self.s.solver_implementation
+        return requested or self.s.solver_implementation
 
     async def handle_job(self, job: Job, msg: Any) -> None:
         with job_scope(job.job_id, attempt=job.attempt):
@@ -283,7 +288,9 @@ class SolveWorker:
                 log.warning("solve of %s failed: %r", job.job_id, err)
                 error = self.attempt_error(job, err)
                 record_failure(error.error_class.value, err)
+                self.svc.metrics.failure(error.error_class.value, stage=self.stage)
                 if self.s.solver_allow_fallback:
+                    self.svc.metrics.fallback(error.error_class.value)
                     await self.svc.publish(FallbackJob(job=job, error=error), self.names.fallback)
                 else:
                     await self.transient(job, error)
@@ -314,6 +321,7 @@ class SolveWorker:
                 raise
             except Exception as err:
                 log.warning("fallback solve of %s failed: %r", job.job_id, err)
+                self.svc.metrics.failure(self.attempt_error(job, err).error_class.value, self.stage)
                 await self.transient(
                     item.job.model_copy(update={"history": [*item.job.history, item.error]}),
                     self.attempt_error(job, err),

@@ -74,6 +74,7 @@ class Triage:
                     next_attempt_at=now() + delay,
                 )
                 await self.schedule.add(retry, now() + delay)
+                self.svc.metrics.retry(retry.attempt)
                 return
             failure = failure.model_copy(
                 update={

@@ -17,10 +17,11 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from shared.cli import jobs, roster
+    from shared.cli import jobs, ops, roster
 
     roster.register(app)
     jobs.register(app)
+    ops.register(app)
 
 
 _register()

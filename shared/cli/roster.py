@@ -216,7 +216,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     try:
         with bar:
             task = bar.add_task(
-                f"solving ({req.solver.implementation})",
+                f"solving ({req.solver.implementation or Implementation.GENERETIC})",
                 total=limit,
                 elapsed=0.0,
                 limit=limit,

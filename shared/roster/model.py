@@ -118,7 +118,11 @@ class Employee(_Model):
 
 
 class SolverOptions(_Model):
-    implementation: Implementation = Implementation.GENERETIC
+    implementation: Implementation | None = Field(
+        default=None,
+        description="Which solver to run; absent means the deployment's default "
+        "(SOLVER_IMPLEMENTATION, generetic unless configured otherwise).",
+    )
     time_limit_seconds: float = Field(default=10.0, gt=0, le=3600)
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
 

@@ -93,7 +93,7 @@ def solve_request(
     """Compile, solve with the chosen implementation, and score the roster."""
     from shared.roster.evaluator import build_result
 
-    impl = implementation or request.solver.implementation
+    impl = implementation or request.solver.implementation or Implementation.GENERETIC
     limit = time_limit if time_limit is not None else request.solver.time_limit_seconds
     control = control or SolveControl()
     problem = compile_request(request)
