@@ -234,7 +234,7 @@ def dev(
 def demo(
     employees: Annotated[int, typer.Option(min=1)] = 80,
     shifts: Annotated[int, typer.Option(min=1)] = 200,
-    time_limit: Annotated[float, typer.Option("--time-limit", min=0.1)] = 10.0,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.1)] = 5.0,
     output: OutputOpt = "table",
     redis_url: RedisUrlOpt = None,
 ) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
@@ -37,6 +38,7 @@ from shared.roster.solving import SolveControl, SolverUnavailable, solve_request
 EXIT_INFEASIBLE = 1
 EXIT_INVALID = 2
 EXIT_UNAVAILABLE = 3
+MAX_LISTED_VIOLATIONS = 20
 POLL_SECONDS = 0.1
 
 out = Console(highlight=False, soft_wrap=True)
@@ -247,19 +249,38 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     return result
 
 
+def shift_codes(ids: list[str]) -> dict[str, str]:
+    """Short, unique cell labels so a month of days fits a terminal; a legend maps them back."""
+    if all(len(i) <= 2 for i in ids):
+        return {i: i for i in ids}
+    codes: dict[str, str] = {}
+    for i in ids:
+        for n in range(1, len(i) + 1):
+            code = i[:n].upper() if n == 1 else i[:n]
+            if code not in codes.values():
+                break
+        codes[i] = code
+    return codes
+
+
 def print_table(req: SolveRequest, result: SolveResult) -> None:
     start = req.horizon.start_date
-    grid = Table(title=req.name or "roster", show_lines=False, pad_edge=False)
+    codes = shift_codes([s.id for s in req.shift_types])
+    grid = Table(title=req.name or "roster", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0))
     grid.add_column("employee", no_wrap=True)
     for d in range(req.horizon.days):
         date = start.fromordinal(start.toordinal() + d)
         style = "bold magenta" if date.weekday() >= 5 else ""
-        grid.add_column(f"{d}\n{date.strftime('%a')[:2]}", justify="center", style=style)
+        grid.add_column(
+            f"{d}\n{date.strftime('%a')[:2]}", justify="center", style=style, no_wrap=True
+        )
     hard_by_emp = {e.employee: e for e in result.employees}
     for a in result.assignments:
         marker = " [red]![/red]" if hard_by_emp[a.employee].hard_violations else ""
-        grid.add_row(a.employee + marker, *[s or "·" for s in a.shifts])
+        grid.add_row(a.employee + marker, *[codes[s] if s else "·" for s in a.shifts])
     out.print(grid)
+    if any(k != v for k, v in codes.items()):
+        out.print("  ".join(f"{v} = {k}" for k, v in codes.items()))
 
     rules = Table(title="score breakdown")
     rules.add_column("rule")
@@ -280,6 +301,11 @@ def print_table(req: SolveRequest, result: SolveResult) -> None:
         f"[bold]{result.score.penalty}[/bold]",
     )
     out.print(rules)
+    broken = [m for r in result.breakdown if r.hard for m in r.matches]
+    for m in broken[:MAX_LISTED_VIOLATIONS]:
+        out.print(f"[red]{m.rule}[/red] {m.employee or ''}: {m.message}")
+    if len(broken) > MAX_LISTED_VIOLATIONS:
+        out.print(f"... and {len(broken) - MAX_LISTED_VIOLATIONS} more hard violations")
     verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
     line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
     if result.stats is not None:
