@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 from functools import cached_property
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -45,10 +46,20 @@ class Settings(BaseSettings):
     solver_implementation: Implementation = Implementation.GENERETIC
     solver_allow_fallback: bool = True
     solver_max_time_limit: float = Field(default=60.0, gt=0)
+    # process: the C solve runs in a child process, so a segfault costs one fallback instead of
+    # the worker (docs/decisions/0003-crash-isolation.md); thread: in-process, a little faster.
+    solver_isolation: Literal["process", "thread"] = "process"
+    # The watchdog kills a solve still running this long after its time limit (process mode).
+    solver_watchdog_grace_seconds: float = Field(default=5.0, gt=0)
+    # Test-only: requests named __crash__/__hang__ crash or hang the solver. Never in production.
+    shiftstream_test_crash: bool = False
 
     stream_maxlen: int = Field(default=100_000, ge=100)
     events_maxlen: int = Field(default=100_000, ge=100)
     dead_maxlen: int = Field(default=100_000, ge=100)
+    # Dead letters older than this are trimmed by triage (XTRIM MINID) every interval.
+    dead_max_age_seconds: int = Field(default=30 * 24 * 3600, ge=1)
+    dead_trim_interval_seconds: float = Field(default=60.0, gt=0)
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)

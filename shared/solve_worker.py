@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from shared.broker import Service
+from shared.isolation import solve_direct, solve_isolated, switches_for, warm_up
 from shared.jobs import JobRecords, JobState, is_cancelled
 from shared.lease import lease
 from shared.messages import (
@@ -26,7 +27,7 @@ from shared.messages import (
 from shared.progress import ProgressReporter
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.parse import InvalidRequest, parse_request
-from shared.roster.solving import SolveControl, solve_request
+from shared.roster.solving import SolveControl
 from shared.tracing import SolveSpan, job_scope, record_failure, solve_span
 
 log = logging.getLogger("shiftstream.solver")
@@ -61,6 +62,16 @@ class SolveWorker:
         self.slots = asyncio.Semaphore(svc.settings.worker_concurrency)
         self.stop_deadline: float | None = None
         svc.app.on_shutdown(self._stopping)
+        if stage == "solver" and self.s.solver_isolation == "process":
+            svc.app.after_startup(self._warm_up)
+
+    async def _warm_up(self) -> None:
+        # The fork server imports numpy and the C solver once; without this the first job
+        # pays for it inside its time limit.
+        try:
+            await asyncio.to_thread(warm_up)
+        except Exception:  # the first solve starts it again, or reports why it cannot
+            log.warning("starting the solver fork server failed", exc_info=True)
 
     def _stopping(self) -> None:
         self.stop_deadline = time.monotonic() + self.s.graceful_timeout - SHUTDOWN_MARGIN_SECONDS
@@ -124,13 +135,7 @@ class SolveWorker:
         self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
         started = time.perf_counter()
         task = asyncio.create_task(
-            asyncio.to_thread(
-                solve_request,
-                request,
-                implementation=implementation,
-                time_limit=time_limit,
-                control=control,
-            )
+            asyncio.to_thread(self._solve, request, implementation, time_limit, control)
         )
         try:
             while not task.done():
@@ -165,6 +170,33 @@ class SolveWorker:
         if handed_back:
             raise HandBack(f"{self.stage}: solve of {job.job_id} handed back at shutdown")
         return result, (time.perf_counter() - started) * 1000
+
+    def _solve(
+        self,
+        request: SolveRequest,
+        implementation: Implementation,
+        time_limit: float,
+        control: SolveControl,
+    ) -> SolveResult:
+        switches = switches_for(request, self.s.shiftstream_test_crash)
+        # Only C can segfault: greedy stays in-process, where a tiny job costs microseconds
+        # instead of a process start.
+        if implementation is Implementation.GENERETIC and self.s.solver_isolation == "process":
+            return solve_isolated(
+                request,
+                implementation=implementation,
+                time_limit=time_limit,
+                control=control,
+                grace=self.s.solver_watchdog_grace_seconds,
+                switches=switches,
+            )
+        return solve_direct(
+            request,
+            implementation=implementation,
+            time_limit=time_limit,
+            control=control,
+            switches=switches,
+        )
 
     async def _tick(
         self, job: Job, control: SolveControl, reporter: ProgressReporter, span: SolveSpan
@@ -231,7 +263,8 @@ class SolveWorker:
             attempt=job.attempt,
             stage=self.stage,
             error_class=error_class,
-            error_type=type(err).__name__,
+            # An error raised in the solver's child process keeps its own class name.
+            error_type=getattr(err, "error_type", type(err).__name__),
             message=str(err)[:2000] or type(err).__name__,
         )
 

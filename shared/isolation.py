@@ -1,0 +1,260 @@
+"""Run one C solve in a child process, so a crash in C costs one fallback, not the worker.
+
+The generetic solver is C: a segfault there would take the whole solver service down with it,
+and every redelivery of the same request would take the next worker down too (see
+docs/decisions/0003-crash-isolation.md). Here the C call runs in a child process started by a
+`forkserver` (a clean interpreter with the solver modules preloaded, so the service's event
+loop and threads are never forked). The parent (in a thread of the service) streams the
+child's progress out of shared memory, carries cancel in through a shared Event, enforces a
+hard deadline (SIGKILL at time limit + grace) and reads the roster back from a pipe.
+
+A child that dies by a signal raises `SolverCrashed`, one killed by the watchdog raises
+`SolverTimedOut` (a TimeoutError, so the error class is `timeout`); both go to the fallback
+like any primary failure, and the worker serves its next job at once.
+
+Test-only switches (`SHIFTSTREAM_TEST_CRASH=1` on the service, see `switches_for`): a request
+named `__crash__...` runs the C solver with `crash_for_test=True` (a real segfault), one named
+`__hang__...` spins in Python ignoring its limit, for the watchdog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.sharedctypes import SynchronizedArray
+from typing import Any
+
+from shared.roster.model import Implementation, SolveRequest, SolveResult
+from shared.roster.solving import SolveControl, solve_request
+
+# The child copies its progress out this often, and looks at the shared cancel Event as often;
+# together with the parent's poll this keeps cancel far inside the 200 ms budget.
+CHILD_POLL_SECONDS = 0.02
+PARENT_POLL_SECONDS = 0.02
+# A cancelled child that has not answered by then is killed; the solve then counts as
+# cancelled without a roster.
+CANCEL_KILL_SECONDS = 1.0
+_FIELDS = (
+    "generation",
+    "total_generations",
+    "population",
+    "best_hard",
+    "best_penalty",
+    "evaluations",
+)
+CRASH_NAME = "__crash__"
+HANG_NAME = "__hang__"
+
+_ctx = multiprocessing.get_context("forkserver")
+# Imported once in the fork server, so each child starts with numpy, cffi and the solver loaded.
+_ctx.set_forkserver_preload(["shared.isolation", "shared.roster.evaluator", "csolver"])
+
+
+class SolverCrashed(RuntimeError):
+    """The solver's child process died (a signal such as SIGSEGV) without an answer."""
+
+
+class SolverTimedOut(TimeoutError):
+    """The solver ran past its time limit plus the grace and was killed by the watchdog."""
+
+
+class IsolatedSolveError(RuntimeError):
+    """An exception raised inside the child; `error_type` is its class name there."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+@dataclass(frozen=True)
+class DebugSwitches:
+    crash: bool = False
+    hang: bool = False
+
+
+def switches_for(request: SolveRequest, enabled: bool) -> DebugSwitches:
+    """The test-only behaviours a request asks for; nothing unless the service enabled them."""
+    name = request.name or ""
+    if not enabled:
+        return DebugSwitches()
+    return DebugSwitches(crash=name.startswith(CRASH_NAME), hang=name.startswith(HANG_NAME))
+
+
+def solve_direct(
+    request: SolveRequest,
+    *,
+    implementation: Implementation,
+    time_limit: float,
+    control: SolveControl,
+    switches: DebugSwitches = DebugSwitches(),
+) -> SolveResult:
+    """The solve itself, in whatever process calls it (the child, or a thread in thread mode)."""
+    # Both switches act on the C solver only, so the greedy fallback can still finish the job.
+    if switches.hang and implementation is Implementation.GENERETIC:
+        # Ignores its limit on purpose; only the watchdog (process mode) or cancel ends it.
+        while not control.cancel.wait(0.05):
+            pass
+        raise RuntimeError("hang test switch cancelled")
+    if switches.crash and implementation is Implementation.GENERETIC:
+        import csolver
+        from shared.roster.compiled import compile_request
+
+        csolver.solve_generetic(
+            compile_request(request),
+            time_limit=time_limit,
+            seed=request.solver.seed,
+            control=control,
+            crash_for_test=True,
+        )
+        # Still alive: the C build optimised its NULL store away (GCC -O2 drops `*np = 1`
+        # through a `int *volatile` pointer). Segfault for real in native code anyway, so the
+        # test exercises a genuine SIGSEGV rather than a Python exception.
+        import ctypes
+
+        ctypes.string_at(0)
+    return solve_request(
+        request, implementation=implementation, time_limit=time_limit, control=control
+    )
+
+
+def _child(
+    request_json: str,
+    implementation: str,
+    time_limit: float,
+    switches: DebugSwitches,
+    shared: SynchronizedArray[int],
+    cancel: Any,
+    conn: multiprocessing.connection.Connection,
+) -> None:
+    # Die with the service: when the service is SIGKILLed the fork server exits and this
+    # process is re-parented; an orphaned solve would hold a CPU for the rest of its limit.
+    parent = os.getppid()
+    control = SolveControl()
+    done = threading.Event()
+
+    def pump() -> None:
+        while not done.wait(CHILD_POLL_SECONDS):
+            if cancel.is_set():
+                control.cancel.set()
+            if os.getppid() != parent:
+                os._exit(3)
+            with contextlib.suppress(Exception):
+                control.refresh()
+            p = control.progress
+            for i, name in enumerate(_FIELDS):
+                shared[i] = int(getattr(p, name))
+
+    threading.Thread(target=pump, name="isolation-pump", daemon=True).start()
+    try:
+        result = solve_direct(
+            SolveRequest.model_validate_json(request_json),
+            implementation=Implementation(implementation),
+            time_limit=time_limit,
+            control=control,
+            switches=switches,
+        )
+        conn.send(("ok", result.model_dump_json()))
+    except BaseException as err:  # everything goes back to the parent, typed by name
+        conn.send(("error", type(err).__name__, str(err)[:2000]))
+    finally:
+        done.set()
+        conn.close()
+
+
+def warm_up() -> None:
+    """Start the fork server now (it imports numpy and the C solver), not on the first job."""
+    p = _ctx.Process(target=int, daemon=True)
+    p.start()
+    p.join()
+
+
+def solve_isolated(
+    request: SolveRequest,
+    *,
+    implementation: Implementation,
+    time_limit: float,
+    control: SolveControl,
+    grace: float,
+    switches: DebugSwitches = DebugSwitches(),
+) -> SolveResult:
+    """Blocking: solve in a child process; call from a thread (the worker's to_thread)."""
+    shared = _ctx.Array("q", len(_FIELDS), lock=False)
+    shared[3] = shared[4] = -1
+    cancel = _ctx.Event()
+    receiver, sender = _ctx.Pipe(duplex=False)
+    proc = _ctx.Process(
+        target=_child,
+        args=(
+            request.model_dump_json(),
+            implementation.value,
+            time_limit,
+            switches,
+            shared,
+            cancel,
+            sender,
+        ),
+        name="shiftstream-solve",
+        daemon=True,
+    )
+    proc.start()
+    sender.close()
+    started = time.monotonic()
+    deadline = started + time_limit + grace
+    cancel_deadline: float | None = None
+    progress = control.progress
+
+    def copy_progress() -> None:
+        for i, name in enumerate(_FIELDS):
+            setattr(progress, name, int(shared[i]))
+
+    control.refresh = copy_progress
+    answer: tuple[Any, ...] | None = None
+    try:
+        while answer is None:
+            if receiver.poll(PARENT_POLL_SECONDS):
+                try:
+                    answer = receiver.recv()
+                except EOFError:  # the child is gone without a word
+                    break
+                break
+            copy_progress()
+            now = time.monotonic()
+            if control.cancel.is_set() and not cancel.is_set():
+                cancel.set()
+                cancel_deadline = now + CANCEL_KILL_SECONDS
+            if not proc.is_alive() and not receiver.poll(0):
+                break
+            if now > deadline:
+                _kill(proc)
+                raise SolverTimedOut(
+                    f"solver ran past its {time_limit:g} s limit + {grace:g} s grace; killed"
+                )
+            if cancel_deadline is not None and now > cancel_deadline:
+                _kill(proc)
+                raise RuntimeError("cancelled solver did not stop in time; killed")
+    finally:
+        receiver.close()
+        if answer is None:
+            _kill(proc)
+        proc.join(5)
+    copy_progress()
+    if answer is None:
+        code = proc.exitcode
+        if code is not None and code < 0:
+            raise SolverCrashed(f"solver process died by {signal.Signals(-code).name}")
+        raise SolverCrashed(f"solver process exited with code {code} without an answer")
+    if answer[0] == "ok":
+        return SolveResult.model_validate_json(answer[1])
+    raise IsolatedSolveError(answer[1], answer[2])
+
+
+def _kill(proc: Any) -> None:
+    if proc.is_alive():
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
