@@ -67,7 +67,20 @@ TARGETS = {
 PYTHON_PEERS = ("celery", "arq", "dramatiq", "taskiq", "faststream")
 SHIFTSTREAM = ("shiftstream", "shiftstream-x2")
 FLOORS = ("redis-benchmark", "floor-streams")
-ALL_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq")
+DEFAULT_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq")
+_FS_ALL = ["FS_MAX_RECORDS=1", "FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1", "FS_TELEMETRY=1"]
+# Not run by default: each isolates one cost named in README "Where the time goes".
+# name -> (driver adapter, worker environment)
+EXPERIMENTS: dict[str, tuple[str, list[str]]] = {
+    "shiftstream-quiet": ("shiftstream", ["LOG_LEVEL=WARNING"]),
+    "fs+max1": ("faststream-like", ["FS_MAX_RECORDS=1"]),
+    "fs+msg": ("faststream-like", ["FS_MSG_PARAM=1"]),
+    "fs+count": ("faststream-like", ["FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1"]),
+    "fs+otel": ("faststream-like", ["FS_TELEMETRY=1"]),
+    "fs+all": ("faststream-like", _FS_ALL),
+    "fs+all-quiet": ("faststream-like", [*_FS_ALL, "FS_QUIET=1"]),
+}
+ALL_SYSTEMS = (*DEFAULT_SYSTEMS, *EXPERIMENTS)
 
 DONE_HOW = {
     "redis-benchmark": "no job: redis-benchmark's own count of XADD replies (-c 50 for rate, "
@@ -250,6 +263,15 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
         "--latency-budget", str(cfg.latency_budget), "--log", str(log),
     ]
     driver = str(PEERS / "driver.py")
+    if system in EXPERIMENTS:
+        adapter, env = EXPERIMENTS[system]
+        python = sys.executable if adapter == "shiftstream" else str(PEERS_ENV / "venv/bin/python")
+        cmd = [python, driver, adapter, *common, "--name", system]
+        if adapter == "shiftstream":
+            cmd += ["--runner", cfg.runner]
+        for item in env:
+            cmd += ["--worker-env", item]
+        return cmd
     if system == "bullmq":
         return ["node", str(PEERS / "bullmq" / "driver.js"), *common]
     if system == "arq":
@@ -347,6 +369,7 @@ def summarise(runs: list[dict[str, Any]], systems: list[str]) -> dict[str, dict[
             "redis_commands_per_job": median(
                 (r.get("redis_commands_per_job") or {}).get("total") for r in ok
             ),
+            "worker_cpu_ms_per_job": median(r.get("worker_cpu_ms_per_job_total") for r in ok),
             "errors": [r["error"] for r in mine if "error" in r],
             "notes": next((r.get("notes") for r in ok if r.get("notes")), None),
             "done_observed_by": DONE_HOW.get(s),
@@ -410,8 +433,8 @@ def _fmt(v: float | None, digits: int = 0) -> str:
 def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
     lines = [
         f"{'system':<16} {'jobs/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'rounds':>7} "
-        f"{'cmds/job':>8}  anchor jobs/s",
-        "-" * 75,
+        f"{'cmds/job':>8} {'cpu ms/job':>10}  anchor jobs/s",
+        "-" * 86,
     ]
     for s, v in summary.items():
         anchor = ANCHORS.get(s, {}).get("throughput_jobs_s")
@@ -421,7 +444,7 @@ def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
         lines.append(
             f"{s:<16} {_fmt(v['throughput_jobs_s']):>10} {_fmt(v['p50_ms'], 2):>8} "
             f"{_fmt(v['p99_ms'], 2):>8} {rounds:>7} {_fmt(v['redis_commands_per_job'], 1):>8}"
-            f"  {_fmt(anchor)}"
+            f" {_fmt(v.get('worker_cpu_ms_per_job'), 3):>10}  {_fmt(anchor)}"
         )
     for s, per in rat.items():
         lines += ["", f"{s} ÷ other (throughput >1 better; latency <1 better)",
@@ -473,7 +496,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
                     help="ShiftStream: python -m services.<name> per process, or shiftstream dev")
     ap.add_argument("--no-install", action="store_true", help="fail instead of building the peers")
     a = ap.parse_args(argv)
-    systems = a.systems.split(",") if a.systems else list(ALL_SYSTEMS)
+    systems = a.systems.split(",") if a.systems else list(DEFAULT_SYSTEMS)
     unknown = [s for s in systems if s not in ALL_SYSTEMS]
     if unknown:
         ap.error(f"unknown systems {unknown}; choose from {','.join(ALL_SYSTEMS)}")
@@ -493,7 +516,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_args(argv)
     skipped: dict[str, str] = {}
-    if any(s in PYTHON_PEERS for s in cfg.systems if s != "arq"):
+    needs_peers = [*PYTHON_PEERS, *(e for e, (a, _) in EXPERIMENTS.items() if a != "shiftstream")]
+    if any(s in needs_peers for s in cfg.systems if s != "arq"):
         ensure_python_env(PEERS_ENV / "venv", PEERS / "requirements.txt", cfg.install)
     if "arq" in cfg.systems:
         ensure_python_env(PEERS_ENV / "venv-arq", PEERS / "requirements-arq.txt", cfg.install)

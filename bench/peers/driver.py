@@ -76,7 +76,12 @@ class Adapter:
         return WORKERS
 
     def worker_env(self) -> dict[str, str]:
-        return {}
+        return dict(self.extra_env)
+
+    @property
+    def extra_env(self) -> dict[str, str]:
+        # Experiments switch worker behaviour through the environment (--worker-env K=V).
+        return dict(item.split("=", 1) for item in self.args.worker_env or [])
 
     async def setup(self, r: Redis) -> None:
         return None
@@ -232,6 +237,14 @@ class FastStreamPeer(Adapter):
         await self.broker.stop()
 
 
+class FastStreamLike(FastStreamPeer):
+    name = "faststream-like"
+    notes = "experiment: bare FastStream worker with ShiftStream's habits switched on by env"
+
+    def worker_cmds(self) -> list[list[str]]:
+        return [[sys.executable, "faststream_like_shiftstream_worker.py"]]
+
+
 def tiny_roster_payload() -> str:
     """A week, two shifts, three employees, greedy: validated like any request, solved in <1 ms."""
     sys.path.insert(0, str(REPO))
@@ -282,7 +295,7 @@ class ShiftStream(Adapter):
         return REPO
 
     def worker_env(self) -> dict[str, str]:
-        return {"SOLVER_IMPLEMENTATION": "greedy"}
+        return {"SOLVER_IMPLEMENTATION": "greedy", **self.extra_env}
 
     def worker_cmds(self) -> list[list[str]]:
         if self.args.runner == "dev":
@@ -318,9 +331,65 @@ class ShiftStream(Adapter):
             return fields.get("job_id")
         return None
 
+    async def hops(self, r: Redis, since_ms: int, prefix: str) -> dict[str, Any]:
+        """Mean time per hop of the latency jobs, from the Redis-assigned entry ids.
+
+        An entry id starts with the server's clock in ms at XADD, so the ids of one job on
+        successive streams time each hop with no instrumentation in the services. One id is
+        only ms-exact, but the latency jobs run one at a time, so the mean over hundreds is
+        good to a few hundredths of a ms.
+        """
+        lo = f"{since_ms}-0"
+        # The envelopes are binary: a client that does not decode replies.
+        raw = Redis.from_url(self.url)
+
+        def ms(entry_id: str | bytes) -> int:
+            text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+            return int(text.split("-")[0])
+
+        submitted = {
+            f["job_id"]: ms(i)
+            for i, f in await r.xrange("workforce-solver", min=lo)
+            if f.get("job_id", "").startswith(prefix)
+        }
+        # Internal streams carry FastStream envelopes; the job id is in the body as JSON text.
+        def by_job(entries: Any, marker: bytes | None = None) -> dict[str, int]:
+            out: dict[str, int] = {}
+            for entry_id, fields in entries:
+                data = b"".join(v for v in fields.values() if isinstance(v, bytes))
+                if marker is not None and marker not in data:
+                    continue
+                for jid in submitted:
+                    if f'"{jid}"'.encode() in data:
+                        out[jid] = ms(entry_id)
+                        break
+            return out
+
+        queued = by_job(await raw.xrange("solver.jobs", min=lo))
+        solved = by_job(await raw.xrange("solver.outcomes", min=lo), b'"completed"')
+        await raw.aclose()
+        events = {
+            f["job_id"]: ms(i)
+            for i, f in await r.xrange("solver-events", min=lo)
+            if f.get("type") == "solver.completed" and f.get("job_id") in submitted
+        }
+        spans: dict[str, list[int]] = {"intake": [], "solver": [], "notifier": []}
+        for jid, t0 in submitted.items():
+            if jid in queued and jid in solved and jid in events:
+                spans["intake"].append(queued[jid] - t0)
+                spans["solver"].append(solved[jid] - queued[jid])
+                spans["notifier"].append(events[jid] - solved[jid])
+        return {
+            "jobs": len(spans["intake"]),
+            "mean_ms": {k: round(sum(v) / len(v), 3) if v else None for k, v in spans.items()},
+            "how": "entry-id timestamps: workforce-solver -> solver.jobs -> solver.outcomes "
+            "(completed) -> solver-events (completed)",
+        }
+
 
 ADAPTERS: dict[str, type[Adapter]] = {
-    a.name: a for a in (Floor, Celery, Dramatiq, Arq, Taskiq, FastStreamPeer, ShiftStream)
+    a.name: a
+    for a in (Floor, Celery, Dramatiq, Arq, Taskiq, FastStreamPeer, FastStreamLike, ShiftStream)
 }
 
 
@@ -343,6 +412,27 @@ def start_workers(adapter: Adapter, log_path: Path) -> list[subprocess.Popen[byt
             )
         )
     return procs
+
+
+def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
+    """User+system CPU seconds of each worker's process group, keyed by its command.
+
+    Read from /proc so that forked children (Celery, Dramatiq, Taskiq supervisors) count too;
+    ShiftStream's services are one group each, so this is CPU per service.
+    """
+    ticks = os.sysconf("SC_CLK_TCK")
+    groups = {p.pid: " ".join(Path(a).name for a in p.args[:3]) for p in procs}  # type: ignore[index]
+    out: dict[str, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pgrp = int(fields[2])
+        if pgrp in groups:
+            key = f"{groups[pgrp]} [{pgrp}]"
+            out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return out
 
 
 def stop_workers(procs: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
@@ -405,16 +495,25 @@ async def measure(adapter: Adapter, args: argparse.Namespace) -> dict[str, Any]:
         deadline = t_start + args.throughput_budget
         t_first = t_last = None
         first_count = 0
+        cpu_at_first: dict[str, float] = {}
         while len(reader.seen) < args.jobs and time.perf_counter() < deadline:
             got = await reader.read(block_ms=200)
             now = time.perf_counter()
             if got and t_first is None:
                 t_first, first_count = now, len(got)
+                # From here on: CPU spent moving jobs, not importing and connecting.
+                cpu_at_first = cpu_seconds(procs)
             if got:
                 t_last = now
             if any(p.poll() is not None for p in procs):
                 raise RuntimeError(f"a worker exited early; see {log_path}")
         done = len(reader.seen)
+        cpu = {k: v - cpu_at_first.get(k, 0.0) for k, v in cpu_seconds(procs).items()}
+        moved = max(done - first_count, 1)
+        result["worker_cpu_ms_per_job"] = {
+            k: round(1000 * v / moved, 3) for k, v in sorted(cpu.items())
+        }
+        result["worker_cpu_ms_per_job_total"] = round(1000 * sum(cpu.values()) / moved, 3)
         result.update(
             jobs=args.jobs,
             done=done,
@@ -428,6 +527,7 @@ async def measure(adapter: Adapter, args: argparse.Namespace) -> dict[str, Any]:
         )
 
         samples: list[float] = []
+        lat_since_ms = int(time.time() * 1000) - 1
         lat_deadline = time.perf_counter() + args.latency_budget
         for i in range(args.warmup + args.latency_jobs):
             if time.perf_counter() > lat_deadline:
@@ -450,6 +550,8 @@ async def measure(adapter: Adapter, args: argparse.Namespace) -> dict[str, Any]:
             "mean": sum(samples) / len(samples) if samples else None,
             "max": max(samples) if samples else None,
         }
+        if isinstance(adapter, ShiftStream):
+            result["latency_hops"] = await adapter.hops(r, lat_since_ms, f"l{args.round}-")
     finally:
         stop_workers(procs)
         await adapter.close()
@@ -471,6 +573,7 @@ def main() -> None:
     ap.add_argument("--runner", choices=("modules", "dev"), default="modules")
     ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--name", help="report under this name (e.g. shiftstream-x2)")
+    ap.add_argument("--worker-env", action="append", help="K=V for the workers, repeatable")
     args = ap.parse_args()
     os.environ["REDIS_URL"] = args.url
     adapter = ADAPTERS[args.system](args.url, args)
