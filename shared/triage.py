@@ -35,6 +35,7 @@ class Triage:
         self.records = JobRecords(svc.redis, svc.names, svc.settings)
         self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
         self._promoter: asyncio.Task[None] | None = None
+        self._trimmer: asyncio.Task[None] | None = None
         svc.app.after_startup(self.start_promoter)
         svc.app.on_shutdown(self.stop_promoter)
 
@@ -138,12 +139,34 @@ class Triage:
 
     async def start_promoter(self) -> None:
         self._promoter = asyncio.create_task(self._promote_loop())
+        self._trimmer = asyncio.create_task(self._trim_loop())
 
     async def stop_promoter(self) -> None:
-        if self._promoter is not None:
-            self._promoter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._promoter
+        for task in (self._promoter, self._trimmer):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def trim_dead(self) -> int:
+        """Drop dead letters older than DEAD_MAX_AGE_SECONDS; the number dropped.
+
+        MAXLEN on every XADD bounds their count; this bounds their age, so a quiet system
+        does not keep a month-old failure storm for ever. Exact MINID: dead letters are few,
+        and `~` would keep a whole macro node of old entries.
+        """
+        cutoff_ms = int((now() - self.s.dead_max_age_seconds) * 1000)
+        return int(await self.svc.redis.xtrim(self.names.dead, minid=f"{cutoff_ms}-0"))
+
+    async def _trim_loop(self) -> None:
+        while True:
+            try:
+                dropped = await self.trim_dead()
+                if dropped:
+                    log.info("trimmed %d dead letters older than the retention", dropped)
+            except Exception:  # retried next interval; trimming is idempotent
+                log.warning("trimming dead letters failed", exc_info=True)
+            await asyncio.sleep(self.s.dead_trim_interval_seconds)
 
     async def _promote_loop(self) -> None:
         interval = self.s.schedule_poll_ms / 1000

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+import redis
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -26,7 +27,7 @@ from rich.table import Table
 
 from shared.client import Client
 from shared.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
-from shared.messages import DeadLetter
+from shared.dlq import DeadLetters, Entry, ReplayError
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import DEFAULT_REDIS_URL, Settings
 
@@ -261,32 +262,37 @@ def demo(
             raise typer.Exit(code)
 
 
-dead_app = typer.Typer(help="Dead letters: list, inspect, replay.", no_args_is_help=True)
+dead_app = typer.Typer(
+    help="Dead letters: list, show, replay (same job id, fresh attempts), purge.",
+    no_args_is_help=True,
+)
 
 
-async def _dead_letters(url: str, count: int) -> list[DeadLetter]:
-    async with Client(url, _settings(url)) as client:
-        return await client.dead_letters(count)
-
-
-def _find(url: str, dead_letter_id: str) -> DeadLetter:
-    for letter in asyncio.run(_dead_letters(url, 100_000)):
-        if dead_letter_id in (letter.dead_letter_id, letter.job_id):
-            return letter
-    err.print(f"no dead letter {dead_letter_id}")
-    raise typer.Exit(1)
+def _dlq(url: str) -> DeadLetters:
+    return DeadLetters(redis.Redis.from_url(url), _settings(url))
 
 
 @dead_app.command("list")
 def dead_list(
     count: Annotated[int, typer.Option("--count", "-n", min=1)] = 20,
+    output: Annotated[str, typer.Option("--output", "-o", help="table or json")] = "table",
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """The newest dead letters."""
+    entries = _dlq(_url(redis_url)).newest(count)
+    if output == "json":
+        for e in entries:
+            body = e.letter.model_dump(mode="json") if e.letter else e.fields
+            print(json.dumps({"entry_id": e.entry_id, **body}))
+        return
     table = Table(title="dead letters")
     for col in ("dead letter", "job", "class", "attempts", "dead at", "reason"):
         table.add_column(col)
-    for d in asyncio.run(_dead_letters(_url(redis_url), count)):
+    for e in entries:
+        d = e.letter
+        if d is None:  # a poison outcome the notifier parked
+            table.add_row(e.entry_id, "-", "outcome", e.fields.get("deliveries", "-"), "-", "")
+            continue
         when = dt.datetime.fromtimestamp(d.dead_at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
         table.add_row(
             d.dead_letter_id, d.job_id, d.error_class.value, str(d.attempts), when, d.reason[:80]
@@ -294,42 +300,81 @@ def dead_list(
     out.print(table)
 
 
+def _find(dlq: DeadLetters, ident: str) -> Entry:
+    entry = dlq.find(ident)
+    if entry is None:
+        err.print(f"no dead letter {ident}")
+        raise typer.Exit(1)
+    return entry
+
+
 @dead_app.command("show")
 def dead_show(
-    dead_letter_id: Annotated[str, typer.Argument(help="Dead letter id or job id.")],
+    dead_letter_id: Annotated[str, typer.Argument(help="Dead letter id, job id or entry id.")],
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """One dead letter with its whole history, as JSON."""
-    print(_find(_url(redis_url), dead_letter_id).model_dump_json(indent=2))
+    """One dead letter with its whole history (every attempt's class, message, time), as JSON."""
+    entry = _find(_dlq(_url(redis_url)), dead_letter_id)
+    if entry.letter is None:
+        print(json.dumps({"entry_id": entry.entry_id, **entry.fields}, indent=2))
+        return
+    print(entry.letter.model_dump_json(indent=2))
 
 
 @dead_app.command("replay")
 def dead_replay(
-    dead_letter_id: Annotated[str, typer.Argument(help="Dead letter id or job id.")],
-    job_id: Annotated[str | None, typer.Option("--job-id", help="Id of the new job.")] = None,
+    dead_letter_id: Annotated[
+        str | None, typer.Argument(help="Dead letter id, job id or entry id.")
+    ] = None,
+    replay_all: Annotated[
+        bool, typer.Option("--all", help="Replay every dead letter that has a request.")
+    ] = False,
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """Submit the dead job's request again, as a new job.
+    """Submit a dead job again under the SAME job id, from attempt 1.
 
-    A new job id, because the old one already had its one terminal event (the contract), and
-    clients following it must not see a second.
+    An operator's explicit decision: the job id gets a second lifecycle (a new `accepted` and
+    exactly one new terminal event). Guard, idempotency key and record are cleared and the
+    request re-enters intake in one atomic step (shared/scripts/replay_dead.lua).
     """
-    url = _url(redis_url)
-    letter = _find(url, dead_letter_id)
-    if letter.payload is None:
-        err.print("this dead letter never became a job (invalid entry); nothing to replay")
+    if (dead_letter_id is None) == (not replay_all):
+        err.print("give one dead letter id, or --all")
         raise typer.Exit(2)
-    new_id = job_id or f"{letter.job_id}-replay-{int(time.time())}"
+    dlq = _dlq(_url(redis_url))
+    if not replay_all:
+        assert dead_letter_id is not None
+        try:
+            entry_id = dlq.replay(_find(dlq, dead_letter_id))
+        except ReplayError as e:
+            err.print(str(e))
+            raise typer.Exit(2) from e
+        print(entry_id)
+        return
+    replayed = skipped = 0
+    for entry in dlq.all():
+        try:
+            dlq.replay(entry)
+            replayed += 1
+        except ReplayError:
+            skipped += 1
+    print(f"replayed {replayed}, skipped {skipped} (never became a job, or gone)")
 
-    async def run() -> str:
-        async with Client(url, _settings(url)) as client:
-            return await client.submit(letter.payload or "", job_id=new_id)
 
-    print(asyncio.run(run()))
+@dead_app.command("purge")
+def dead_purge(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    redis_url: RedisUrlOpt = None,
+) -> None:
+    """Delete every dead letter."""
+    if not yes:
+        typer.confirm("delete every dead letter?", abort=True)
+    print(f"purged {_dlq(_url(redis_url)).purge()}")
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(dead_app, name="dead")
+    app.add_typer(dead_app, name="dlq")
+    # The old name, kept as an alias (same commands).
+    app.add_typer(dead_app, name="dead", hidden=True)
     app.command("submit")(submit)
     app.command("watch")(watch)
     app.command("status")(status)
