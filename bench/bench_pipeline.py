@@ -76,6 +76,7 @@ EXPERIMENTS: dict[str, tuple[str, list[str]]] = {
     "fs+max1": ("faststream-like", ["FS_MAX_RECORDS=1"]),
     "fs+msg": ("faststream-like", ["FS_MSG_PARAM=1"]),
     "fs+count": ("faststream-like", ["FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1"]),
+    "fs+msg-ctx": ("faststream-like", ["FS_MSG_PARAM=1", "FS_CTX_LOCAL=1"]),
     "fs+otel": ("faststream-like", ["FS_TELEMETRY=1"]),
     "fs+all": ("faststream-like", _FS_ALL),
     "fs+all-quiet": ("faststream-like", [*_FS_ALL, "FS_QUIET=1"]),

@@ -32,6 +32,46 @@ REPO = BENCH.parent
 SERVICES = ("intake", "solver", "notifier")
 
 
+# Where a sample goes: the leaf-most frame that matches one of these (in this order of test).
+CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
+    ("socket I/O (asyncio streams, syscalls)", ("asyncio/streams.py", "asyncio/selector")),
+    ("solve: greedy + evaluator", ("shared/roster/greedy.py", "shared/roster/evaluator.py",
+                                   "shared/roster/rules.py", "shared/roster/compiled.py",
+                                   "numpy/")),
+    ("pydantic (request parse, models, JSON)", ("pydantic", "shared/roster/parse.py",
+                                                "json/")),
+    ("logging", ("logging/", "shared/logs.py")),
+    ("OpenTelemetry", ("opentelemetry",)),
+    ("redis-py client", ("redis/",)),
+    ("threads (anyio/to_thread, executor)", ("anyio/", "threading.py", "concurrent/futures",
+                                             "queue.py")),
+    ("FastStream + fast_depends", ("faststream/", "fast_depends/")),
+    ("ShiftStream code", ("shared/", "services/")),
+    ("event loop (uvloop)", ("asyncio/", "uvloop", "runners.py")),
+]
+
+
+def categorise(raw: Path) -> dict[str, float]:
+    """Share of samples per category (see CATEGORIES), start-up imports left out."""
+    counts: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or "_find_and_load" in stack:
+            continue
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        for frame in reversed(frames):
+            cat = next((c for c, pats in CATEGORIES if any(x in frame for x in pats)), None)
+            if cat:
+                counts[cat] += n
+                break
+        else:
+            counts["other"] += n
+    return {c: round(100 * n / max(total, 1), 1) for c, n in counts.most_common()}
+
+
 def summarise(raw: Path, top: int) -> str:
     """Top frames of a py-spy raw (collapsed) file: `frame;frame;... count` per line."""
     inclusive: collections.Counter[str] = collections.Counter()
@@ -157,7 +197,13 @@ def main() -> int:
     for svc in SERVICES:
         f = out / f"{svc}.txt"
         print(f"\n== {svc}")
-        print(summarise(f, args.top) if f.exists() else "  (no profile)")
+        if not f.exists():
+            print("  (no profile)")
+            continue
+        print("  by category (% of samples):")
+        for cat, share in categorise(f).items():
+            print(f"    {share:5.1f}%  {cat}")
+        print(summarise(f, args.top))
     return 0
 
 

@@ -7,6 +7,8 @@ off against the bare `faststream` peer (see bench/README.md, "Where the time goe
 - FS_MSG_PARAM=1     the handler takes `msg: RedisStreamMessage` (fast_depends resolves it with
                      a sync `Context.use`, i.e. one anyio worker-thread hop per message)
 - FS_DELIVERY_COUNT=1  `await msg.get_delivery_count()` per message (one XPENDING)
+- FS_CTX_LOCAL=1     with FS_MSG_PARAM: the same message from `broker.context.get_local`
+                     instead of a handler parameter (the suggested fix: no thread hop)
 - FS_TELEMETRY=1     RedisTelemetryMiddleware with a no-op tracer provider
 - FS_QUIET=1         FastStream's per-message "Received"/"Processed" logs at DEBUG
 """
@@ -45,7 +47,16 @@ sub = StreamSub(
     QUEUE, group=GROUP, consumer="c1", max_records=1 if _on("FS_MAX_RECORDS") else None
 )
 
-if _on("FS_MSG_PARAM"):
+if _on("FS_MSG_PARAM") and _on("FS_CTX_LOCAL"):
+
+    @broker.subscriber(stream=sub)
+    async def noop_ctx(job_id: str) -> None:
+        msg: RedisStreamMessage = broker.context.get_local("message")
+        if _on("FS_DELIVERY_COUNT"):
+            await msg.get_delivery_count()
+        await _done.xadd(DONE_STREAM, {"id": job_id})
+
+elif _on("FS_MSG_PARAM"):
 
     @broker.subscriber(stream=sub)
     async def noop_msg(job_id: str, msg: RedisStreamMessage) -> None:
