@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import logging
 import uuid
@@ -50,6 +52,48 @@ class Intake:
         self.names = svc.names
         self.records = JobRecords(svc.redis, svc.names, svc.settings)
         self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
+        self._trimmer: asyncio.Task[None] | None = None
+        svc.app.after_startup(self._start_trimmer)
+        svc.app.on_shutdown(self._stop_trimmer)
+
+    # ------------------------------------------------------------------ input retention
+
+    async def trim_input(self) -> int:
+        """Trim consumed entries of the public intake stream once it exceeds STREAM_MAXLEN.
+
+        Foreign producers may XADD without MAXLEN, and a MAXLEN of ours could drop entries the
+        group has not read yet (a backlog is not garbage). So only what the group has taken is
+        cut: everything before the oldest pending entry and the last delivered one.
+        """
+        stream, group = self.names.intake, "intake"
+        if await self.svc.redis.xlen(stream) <= self.s.stream_maxlen:
+            return 0
+        groups = await self.svc.redis.xinfo_groups(stream)
+        info = next((g for g in groups if _text(g["name"]) == group), None)
+        if info is None:
+            return 0
+        floor = _text(info["last-delivered-id"])
+        pending = await self.svc.redis.xpending(stream, group)
+        if pending["pending"] and _id_key(_text(pending["min"])) < _id_key(floor):
+            floor = _text(pending["min"])
+        return int(await self.svc.redis.xtrim(stream, minid=floor))
+
+    async def _trim_loop(self) -> None:
+        while True:
+            try:
+                await self.trim_input()
+            except Exception:  # retried next interval; trimming is idempotent
+                log.warning("trimming the intake stream failed", exc_info=True)
+            await asyncio.sleep(self.s.trim_interval_seconds)
+
+    async def _start_trimmer(self) -> None:
+        self._trimmer = asyncio.create_task(self._trim_loop())
+
+    async def _stop_trimmer(self) -> None:
+        if self._trimmer is not None:
+            self._trimmer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._trimmer
 
     async def handle(self, body: IntakeEntry, msg: Any) -> None:
         with job_scope((body.job_id or "").strip() or None):
@@ -145,3 +189,12 @@ def _entry_id(msg: Any) -> str:
     ids = msg.raw_message.get("message_ids") or [b""]
     first = ids[0]
     return first.decode() if isinstance(first, bytes) else str(first)
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _id_key(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)

@@ -57,9 +57,10 @@ class Settings(BaseSettings):
     stream_maxlen: int = Field(default=100_000, ge=100)
     events_maxlen: int = Field(default=100_000, ge=100)
     dead_maxlen: int = Field(default=100_000, ge=100)
-    # Dead letters older than this are trimmed by triage (XTRIM MINID) every interval.
+    # Dead letters older than this are trimmed by triage (XTRIM MINID) every trim interval;
+    # intake trims its input (written by foreign producers, maybe untrimmed) as often.
     dead_max_age_seconds: int = Field(default=30 * 24 * 3600, ge=1)
-    dead_trim_interval_seconds: float = Field(default=60.0, gt=0)
+    trim_interval_seconds: float = Field(default=60.0, gt=0)
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)

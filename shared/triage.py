@@ -166,7 +166,7 @@ class Triage:
                     log.info("trimmed %d dead letters older than the retention", dropped)
             except Exception:  # retried next interval; trimming is idempotent
                 log.warning("trimming dead letters failed", exc_info=True)
-            await asyncio.sleep(self.s.dead_trim_interval_seconds)
+            await asyncio.sleep(self.s.trim_interval_seconds)
 
     async def _promote_loop(self) -> None:
         interval = self.s.schedule_poll_ms / 1000

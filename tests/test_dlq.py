@@ -77,7 +77,7 @@ def test_replay_all_skips_what_never_became_a_job_and_purge_empties(stack: Stack
 
 
 def test_dead_letters_expire_by_age(make_stack: StackFactory) -> None:
-    stack = make_stack(env={"DEAD_MAX_AGE_SECONDS": "2", "DEAD_TRIM_INTERVAL_SECONDS": "0.3"})
+    stack = make_stack(env={"DEAD_MAX_AGE_SECONDS": "2", "TRIM_INTERVAL_SECONDS": "0.3"})
     job = f"dlq-old-{time.monotonic_ns()}"
     stack.xadd({"type": "solve", "job_id": job, "payload": "[]"})
     stack.wait_terminal(job)
