@@ -128,7 +128,11 @@ typedef struct {
     double t_start;     /* temperature in penalty points */
     double t_end;
     int64_t hard_weight; /* penalty points per hard unit during this search */
+    int64_t dp_sweeps;   /* non-zero: end with DP sweeps over all rows */
     int64_t dp_period;   /* every dp_period-th proposal is a DP row move; 0 = never */
+    int64_t lns_period;  /* every lns_period-th proposal is a ruin-and-recreate; 0 = never */
+    int32_t lns_rows;    /* rows cleared and rebuilt by it */
+    int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
                             the rest are block moves */
 } gr_ls_params;

@@ -11,15 +11,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "internal.h"
 
 #define SWAP_MAX 7
-#define TUNE_P0 (lp->cum[0])
-#define TUNE_P1 (lp->cum[1])
-#define TUNE_P2 (lp->cum[2])
-#define TUNE_P3 (lp->cum[3])
+#define SWAP2_SHARE (lp->swap2)
+/* proposal mix: r in [0, 100) picks fill < FILL_END <= change < CHANGE_END <= shuffle <
+ * SHUFFLE_END <= swap < SWAP_END <= block */
+#define FILL_END (lp->cum[0])
+#define CHANGE_END (lp->cum[1])
+#define SHUFFLE_END (lp->cum[2])
+#define SWAP_END (lp->cum[3])
 #define BLOCK_MAX 7
 
 typedef struct {
@@ -62,7 +64,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
 {
     const int32_t E = st->E, D = st->D;
     int32_t r = gr_rng_below(rng, 100);
-    if (r < TUNE_P0) { /* fill: put someone on an under-covered (day, shift), maybe giving up a
+    if (r < FILL_END) { /* fill: put someone on an under-covered (day, shift), maybe giving up a
                           nearby working day so that the employee's total work stays put */
         const int32_t S = st->S;
         for (int tries = 0; tries < 8; tries++) {
@@ -100,7 +102,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         }
         return 0;
     }
-    if (r < TUNE_P1) { /* change */
+    if (r < CHANGE_END) { /* change */
         int32_t e = gr_rng_below(rng, E), d = gr_rng_below(rng, D);
         if (!pick_value(st, rng, e, d, st->roster[(int64_t)e * D + d], v1))
             return 0;
@@ -110,7 +112,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->d1 = gr_state_delta(st, e, d, d, v1, 1);
         return 1;
     }
-    if (r >= TUNE_P1 && r < TUNE_P2) { /* shuffle: one employee exchanges two days' cells */
+    if (r >= CHANGE_END && r < SHUFFLE_END) { /* shuffle: one employee exchanges two days' cells */
         int32_t e = gr_rng_below(rng, E), d1 = gr_rng_below(rng, D);
         int32_t span = D < 8 ? D : 8;
         int32_t d2 = d1 - span + 1 + gr_rng_below(rng, 2 * span - 1);
@@ -131,7 +133,40 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->d1 = gr_state_delta(st, e, a, b, v1, 1);
         return 1;
     }
-    if (r < TUNE_P3 && E >= 2) { /* swap */
+    if (r < SWAP_END && E >= 2 && gr_rng_below(rng, 100) < SWAP2_SHARE) {
+        /* two-day swap: two employees exchange their cells on two separate days. Cover is kept
+         * and, for equal lengths, so are both employees' minutes: "I take your Tuesday, you
+         * take my Friday", which a one-block swap cannot express */
+        int32_t e1 = gr_rng_below(rng, E), e2 = gr_rng_below(rng, E - 1);
+        e2 += e2 >= e1;
+        int32_t d1 = gr_rng_below(rng, D), d2 = gr_rng_below(rng, D);
+        if (d1 == d2)
+            return 0;
+        int32_t a = d1 < d2 ? d1 : d2, b = d1 < d2 ? d2 : d1;
+        const int32_t *r1 = st->roster + (int64_t)e1 * D, *r2 = st->roster + (int64_t)e2 * D;
+        if (r1[a] == r2[a] || r1[b] == r2[b])
+            return 0;
+        if (!allowed(st, e1, a, r2[a]) || !allowed(st, e2, a, r1[a]) ||
+            !allowed(st, e1, b, r2[b]) || !allowed(st, e2, b, r1[b]))
+            return 0;
+        for (int32_t d = a; d <= b; d++) {
+            v1[d - a] = r1[d];
+            v2[d - a] = r2[d];
+        }
+        v1[0] = r2[a];
+        v2[0] = r1[a];
+        v1[b - a] = r2[b];
+        v2[b - a] = r1[b];
+        m->kind = 1;
+        m->e1 = e1;
+        m->e2 = e2;
+        m->a = a;
+        m->b = b;
+        m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
+        m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
+        return 1;
+    }
+    if (r < SWAP_END && E >= 2) { /* swap */
         int32_t e1 = gr_rng_below(rng, E), e2 = gr_rng_below(rng, E - 1);
         e2 += e2 >= e1;
         int32_t k = 1 + gr_rng_below(rng, SWAP_MAX < D ? SWAP_MAX : D);
@@ -206,14 +241,65 @@ static int propose_row(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
     return 1;
 }
 
+/* Ruin and recreate: clear k rows, then rebuild them one by one with the row DP (each against
+ * everything else, including the rows already rebuilt). Accepted by the annealing rule, else
+ * the old rows are put back. Returns the change of the weighted cost (0 when reverted). */
+static int64_t ruin_recreate(gr_state *st, gr_rng *rng, int32_t k, double t, int64_t hw,
+                             int32_t *saved, int32_t *emps, int32_t *buf)
+{
+    const int32_t D = st->D;
+    if (k > st->E)
+        k = st->E;
+    for (int32_t i = 0; i < k; i++) {
+        int32_t e;
+        int dup;
+        do {
+            e = gr_rng_below(rng, st->E);
+            dup = 0;
+            for (int32_t j = 0; j < i; j++)
+                dup |= emps[j] == e;
+        } while (dup);
+        emps[i] = e;
+        memcpy(saved + (size_t)i * (size_t)D, st->roster + (int64_t)e * D, (size_t)D * sizeof *saved);
+    }
+    int64_t total = 0;
+    for (int32_t d = 0; d < D; d++)
+        buf[d] = -1;
+    for (int32_t i = 0; i < k; i++) {
+        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, buf, 1);
+        gr_state_apply(st, emps[i], 0, D - 1, buf, 1, dl);
+        total += gr_delta_cost(dl, hw);
+    }
+    for (int32_t i = 0; i < k; i++) {
+        int32_t e = emps[k - 1 - i];
+        if (!gr_row_dp(st, e, buf))
+            memcpy(buf, saved + (size_t)(k - 1 - i) * (size_t)D, (size_t)D * sizeof *buf);
+        gr_delta dl = gr_state_delta(st, e, 0, D - 1, buf, 1);
+        gr_state_apply(st, e, 0, D - 1, buf, 1, dl);
+        total += gr_delta_cost(dl, hw);
+    }
+    if (total <= 0 || (total / t < 30.0 && gr_rng_unit(rng) < exp(-(double)total / t)))
+        return total;
+    for (int32_t i = 0; i < k; i++) {
+        const int32_t *old = saved + (size_t)i * (size_t)D;
+        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, old, 1);
+        gr_state_apply(st, emps[i], 0, D - 1, old, 1, dl);
+    }
+    return 0;
+}
+
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
                      int32_t *best_buf)
 {
     const size_t cells = (size_t)st->E * (size_t)st->D;
     int32_t *v1 = malloc((size_t)st->D * sizeof *v1), *v2 = malloc((size_t)st->D * sizeof *v2);
-    if (!v1 || !v2) {
+    int32_t *lns_saved = malloc((size_t)st->D * (size_t)(lp->lns_rows + 1) * sizeof *lns_saved);
+    int32_t *lns_emps = malloc((size_t)(lp->lns_rows + 1) * sizeof *lns_emps);
+    if (!v1 || !v2 || !lns_saved || !lns_emps) {
         free(v1);
         free(v2);
+        free(lns_saved);
+        free(lns_emps);
         return;
     }
     /* Strategic oscillation: the hard weight rises while the walk stays infeasible and decays
@@ -249,6 +335,23 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 hwf = hw_max;
             hw = (int64_t)hwf;
             cur = gr_delta_cost(st->total, hw);
+        }
+        if (lp->lns_period > 0 && it % lp->lns_period == 0) {
+            if (gr_ctx_tick(ctx, 1))
+                break;
+            if (cur_is_best) { /* the rebuild may leave the best; keep a copy */
+                memcpy(best_buf, st->roster, cells * sizeof(int32_t));
+                cur_is_best = 0;
+            }
+            cur += ruin_recreate(st, rng, lp->lns_rows, t, hw, lns_saved, lns_emps, v2);
+            int infeasible = st->total.hard != 0 || st->total.minutes != 0;
+            int64_t value = infeasible ? gr_delta_cost(st->total, GR_HARD_WEIGHT) : st->total.pen;
+            if (infeasible < best_infeasible || (infeasible == best_infeasible && value <= best_value)) {
+                best_infeasible = infeasible;
+                best_value = value;
+                cur_is_best = 1;
+            }
+            continue;
         }
         int scored;
         if (lp->dp_period > 0 && it % lp->dp_period == 0)
@@ -297,13 +400,29 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             cur_is_best = 1;
         }
     }
-    if (getenv("GR_DEBUG"))
-        fprintf(stderr, "ls end: it %lld cur h%lld m%lld p%lld hw %lld T %.3f best_inf %d val %lld\n",
-                (long long)it, (long long)st->total.hard, (long long)st->total.minutes,
-                (long long)st->total.pen, (long long)hw, t / GR_MINUTE_DIV, best_infeasible,
-                (long long)best_value);
     if (!cur_is_best)
         gr_state_load(st, best_buf);
+    cur_is_best = 1;
+    /* finish with DP sweeps: every row re-optimised against the others until none improves */
+    for (int pass = 0; lp->dp_sweeps && pass < 3 && !ctx->stop; pass++) {
+        int improved = 0;
+        int32_t start = gr_rng_below(rng, st->E);
+        for (int32_t k = 0; k < st->E && !ctx->stop; k++) {
+            int32_t e = (start + k) % st->E;
+            gr_ctx_tick(ctx, 1);
+            if (!gr_row_dp(st, e, v1))
+                continue;
+            gr_delta dl = gr_state_delta(st, e, 0, st->D - 1, v1, 1);
+            if (gr_delta_cost(dl, GR_HARD_WEIGHT) < 0) {
+                gr_state_apply(st, e, 0, st->D - 1, v1, 1, dl);
+                improved = 1;
+            }
+        }
+        if (!improved)
+            break;
+    }
     free(v1);
     free(v2);
+    free(lns_saved);
+    free(lns_emps);
 }

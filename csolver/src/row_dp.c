@@ -126,6 +126,9 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         R = D;
     /* state = ((((v * R + (r-1)) * 2 + f) * (M+1) + m) * Wn + w) */
     const size_t per_day = (size_t)V * (size_t)R * 2 * (size_t)(M + 1) * (size_t)Wn;
+    /* bound the work (~20 ms), so that cancellation stays prompt on large instances */
+    if ((double)per_day * (double)V * (double)D > (double)(1 << 24))
+        return 0;
     if (!reserve(dp, per_day, (size_t)D, (size_t)D * (size_t)V))
         return 0;
 
