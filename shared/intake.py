@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import uuid
 from typing import Any
 
 from opentelemetry import trace
@@ -106,7 +105,7 @@ class Intake:
         count = await msg.get_delivery_count()
         if count > self.s.max_deliveries:
             await self.failed(
-                job_id or f"anon-{uuid.uuid4().hex}",
+                job_id or _anon(entry_id),
                 ErrorClass.EXHAUSTED,
                 f"intake: delivered {count} times without finishing (poison message)",
                 raw,
@@ -115,7 +114,7 @@ class Intake:
         if not job_id or len(job_id) > MAX_JOB_ID:
             # Nobody can be told about it, but it must not vanish: record it under a new id.
             reason = "job_id: missing" if not job_id else f"job_id: longer than {MAX_JOB_ID}"
-            await self.invalid(f"anon-{uuid.uuid4().hex}", reason, raw)
+            await self.invalid(_anon(entry_id), reason, raw)
             return
         kind = (body.type or "").strip()
         if kind == "cancel":
@@ -198,3 +197,10 @@ def _text(v: Any) -> str:
 def _id_key(entry_id: str) -> tuple[int, int]:
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq or 0)
+
+
+def _anon(entry_id: str) -> str:
+    # Derived from the entry id, not random: a redelivery of the same garbage entry (a crash
+    # between its failure record and the ack) must land on the same id, so the terminal guard
+    # keeps it to one failed event instead of one per delivery.
+    return f"anon-{entry_id}"

@@ -1,0 +1,458 @@
+"""`task chaos`: N jobs through the public stream while the pipeline is being broken.
+
+    python bench/chaos.py                 # 100 jobs (the CI size, tests/test_chaos.py)
+    python bench/chaos.py --jobs 2000     # by hand
+    python bench/chaos.py --jobs 300 --seed 7 --keep-logs
+
+Starts its own Redis (AOF on, in a temp dir) and the five services under the dev runner's
+supervisor (SHIFTSTREAM_TEST_CRASH=1, short time limits and idle times). A foreign producer
+(plain redis-py XADD of flat fields) submits valid jobs (greedy and generetic mixed, a fraction
+named `__crash__` so the C solver segfaults, a few `__hang__` for the watchdog) and malformed
+entries (random bytes, wrong types, missing fields, unknown `type`, oversize payloads,
+duplicate job ids), while a chaos thread SIGKILLs solver, fallback, triage and notifier
+processes at random (the supervisor restarts them) and restarts Redis twice (SIGTERM, start
+again on the same port and dir).
+
+At the end it prints and checks: every valid job exactly one terminal event, every invalid one
+exactly one `failed/invalid`, lost 0, duplicate terminal events 0, entries pending in any
+group 0; and prints redeliveries, retries, fallbacks, dead letters and Redis memory before and
+after. Exit status 1 on any violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import redis
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from shared.devrunner import EmbeddedServer, Supervisor, service_env  # noqa: E402
+from shared.roster.generator import generate  # noqa: E402
+from shared.settings import Settings  # noqa: E402
+from shared.streams import Names  # noqa: E402
+
+T = TypeVar("T")
+KILLABLE = ("solver", "fallback", "triage", "notifier")
+TERMINAL = ("solver.completed", "solver.failed")
+MAX_JSON = 200_000
+
+ENV = {
+    "SHIFTSTREAM_TEST_CRASH": "1",
+    "SOLVER_MAX_TIME_LIMIT": "1",
+    "SOLVER_WATCHDOG_GRACE_SECONDS": "1",
+    "RECLAIM_IDLE_MS": "1500",
+    "RECLAIM_POLL_MS": "200",
+    "RETRY_BASE_SECONDS": "0.2",
+    "RETRY_FACTOR": "2",
+    "RETRY_CAP_SECONDS": "1",
+    "RETRY_MAX_ATTEMPTS": "4",
+    "MAX_DELIVERIES": "6",
+    "GRACEFUL_TIMEOUT": "5",
+    "SCHEDULE_POLL_MS": "100",
+    "SOLVER_MAX_JSON_BYTES": str(MAX_JSON),
+    "WORKER_CONCURRENCY": "2",
+    "PROGRESS_INTERVAL_SECONDS": "0.5",
+}
+
+
+@dataclass
+class Plan:
+    """What the producer sends and what each job id must end with."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    valid: set[str] = field(default_factory=set)
+    invalid: set[str] = field(default_factory=set)
+    anonymous: int = 0  # entries without a usable job id: each one `anon-<entry id>` failure
+    kinds: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def _request(rng: random.Random, implementation: str, name: str | None) -> str:
+    req = json.loads(
+        generate(employees=rng.randint(4, 8), shifts=rng.randint(10, 30), seed=rng.randint(0, 9999))
+        .model_dump_json()
+    )
+    req["solver"] = {
+        "implementation": implementation,
+        "time_limit_seconds": round(rng.uniform(0.2, 0.6), 2),
+        "seed": 0,
+    }
+    if name:
+        req["name"] = name
+    return json.dumps(req)
+
+
+def make_plan(n: int, rng: random.Random) -> Plan:
+    plan = Plan()
+    base = _request(rng, "greedy", None)
+    duplicates: list[tuple[int, dict[str, Any]]] = []
+    for i in range(n):
+        job_id = f"chaos-{i}"
+        roll = rng.random()
+        kind: str
+        fields: dict[str, Any]
+        if roll < 0.78:
+            sub = rng.random()
+            if sub < 0.08:
+                kind, payload = "crash", _request(rng, "generetic", f"__crash__{i}")
+            elif sub < 0.10:
+                kind, payload = "hang", _request(rng, "generetic", f"__hang__{i}")
+            elif sub < 0.40:
+                kind, payload = "generetic", _request(rng, "generetic", None)
+            else:
+                kind, payload = "greedy", _request(rng, "greedy", None)
+            fields = {"type": "solve", "job_id": job_id, "payload": payload}
+            plan.valid.add(job_id)
+            plan.entries.append(fields)
+            if rng.random() < 0.05:  # a duplicate submission of the same id, later on
+                duplicates.append((len(plan.entries), dict(fields)))
+                plan.kinds["duplicate"] += 1
+        else:
+            sub = rng.randrange(7)
+            anonymous = False
+            if sub == 0:
+                kind = "random-bytes"
+                fields = {"type": "solve", "job_id": job_id, "payload": rng.randbytes(64)}
+            elif sub == 1:
+                kind = "wrong-types"
+                bad = json.loads(base)
+                bad["horizon"] = {"days": "many"}
+                bad["employees"] = 7
+                fields = {"type": "solve", "job_id": job_id, "payload": json.dumps(bad)}
+            elif sub == 2:
+                kind = "missing-payload"
+                fields = {"type": "solve", "job_id": job_id}
+            elif sub == 3:
+                kind, anonymous = "missing-job-id", True
+                fields = {"type": "solve", "payload": base}
+            elif sub == 4:
+                kind = "unknown-type"
+                fields = {"type": "explode", "job_id": job_id, "payload": base}
+            elif sub == 5:
+                kind = "oversize"
+                fields = {"type": "solve", "job_id": job_id, "payload": "x" * (MAX_JSON + 10)}
+            else:
+                kind, anonymous = "garbage-fields", True
+                fields = {rng.randbytes(5): rng.randbytes(20)}
+            plan.entries.append(fields)
+            if anonymous:
+                plan.anonymous += 1
+            else:
+                plan.invalid.add(job_id)
+        plan.kinds[kind] += 1
+    # Duplicates arrive after their original, somewhere later in the run.
+    for after, fields in reversed(duplicates):
+        plan.entries.insert(rng.randint(after, len(plan.entries)), fields)
+    return plan
+
+
+def retrying(what: str, fn: Callable[[], T], timeout: float = 60.0) -> T:
+    """Like any producer or operator tool: Redis may be restarting, try again."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return fn()
+        except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what}: Redis unreachable for {timeout} s") from None
+            time.sleep(0.1)
+
+
+class Chaos:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.rng = random.Random(args.seed)
+        self.server = EmbeddedServer(aof=True)
+        self.logs = Path(tempfile.mkdtemp(prefix="shiftstream-chaos-"))
+        self.kills: collections.Counter[str] = collections.Counter()
+        self.redis_restarts = 0
+        self.stop = threading.Event()
+        self.sent = 0
+        # (group, entry id) -> highest delivery count seen in a pending list
+        self.deliveries: dict[tuple[str, str], int] = {}
+
+    # ----------------------------------------------------------------- the run
+
+    def run(self) -> int:
+        plan = make_plan(self.args.jobs, self.rng)
+        self.server.start()
+        url = self.server.url
+        settings = Settings(redis_url=url, **{k.lower(): v for k, v in ENV.items()})
+        self.names = Names.from_settings(settings)
+        self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+        raw = redis.Redis.from_url(url, socket_timeout=5)
+        self.sup = Supervisor(service_env(url, ENV), log_dir=self.logs, grace=15)
+        started = time.monotonic()
+        self.sup.start()
+        supervise = threading.Thread(target=self._supervise, daemon=True)
+        supervise.start()
+        self._wait_ready()
+        memory_before = int(self.redis.info("memory")["used_memory"])
+        producer = threading.Thread(target=self._produce, args=(plan, raw), daemon=True)
+        producer.start()
+        chaos = threading.Thread(target=self._chaos, args=(len(plan.entries),), daemon=True)
+        chaos.start()
+        producer.join()
+        chaos.join()
+        produced = time.monotonic() - started
+        deadline = time.monotonic() + self.args.timeout
+        wanted = plan.valid | plan.invalid
+        while time.monotonic() < deadline:
+            ends = retrying("events", self._terminal_events)
+            anon = sum(1 for j in ends if j.startswith("anon-"))
+            if wanted <= set(ends) and anon >= plan.anonymous:
+                break
+            time.sleep(0.5)
+        # Let late duplicates, reclaims and acks settle before judging the pending lists.
+        pending = self._settle(deadline=time.monotonic() + 30)
+        finished = time.monotonic() - started
+        time.sleep(1.0)  # room for a wrong second terminal event
+        ends = retrying("events", self._terminal_events)
+        figures = self._figures(raw)
+        memory_after = int(retrying("info", lambda: self.redis.info("memory"))["used_memory"])
+        self.stop.set()
+        supervise.join()
+        self.sup.stop()
+        self.server.stop()
+        return self._report(plan, ends, pending, figures, memory_before, memory_after,
+                            produced, finished)
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 60
+        groups = self.names.groups.values()
+        while time.monotonic() < deadline:
+            try:
+                if all(
+                    any(g["name"] == grp for g in self.redis.xinfo_groups(stream))
+                    for stream, grp in groups
+                ):
+                    return
+            except redis.ResponseError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("services did not create their groups within 60 s")
+
+    def _supervise(self) -> None:  # the dev runner's loop, and a look at the pending lists
+        while not self.stop.wait(0.2):
+            self.sup.check()
+            # Redis may be restarting; the next tick looks again.
+            with contextlib.suppress(redis.RedisError):
+                self._sample_deliveries()
+
+    def _sample_deliveries(self) -> None:
+        for stream, group in self.names.groups.values():
+            try:
+                rows = self.redis.xpending_range(stream, group, min="-", max="+", count=1000)
+            except redis.ResponseError:
+                continue
+            for r in rows:
+                key = (group, str(r["message_id"]))
+                self.deliveries[key] = max(self.deliveries.get(key, 0), int(r["times_delivered"]))
+
+    def _produce(self, plan: Plan, raw: redis.Redis) -> None:
+        spread = self.args.produce_seconds / max(1, len(plan.entries))
+        for fields in plan.entries:
+            retrying("xadd", lambda f=fields: raw.xadd(self.names.intake, f))
+            self.sent += 1
+            time.sleep(self.rng.uniform(0, 2 * spread))
+
+    def _chaos(self, total: int) -> None:
+        """Random SIGKILLs while producing; two Redis restarts at a third and two thirds."""
+        restarts_at = [total // 3, 2 * total // 3]
+        next_kill = time.monotonic() + self.rng.uniform(0.5, 1.5)
+        while self.sent < total:
+            if restarts_at and self.sent >= restarts_at[0]:
+                restarts_at.pop(0)
+                self.server.bounce(down=self.rng.uniform(0.5, 1.5))
+                self.redis_restarts += 1
+            if time.monotonic() >= next_kill:
+                service = self.rng.choice(KILLABLE)
+                pids = self.sup.pids(service)
+                if pids:
+                    try:
+                        os.kill(self.rng.choice(pids), signal.SIGKILL)
+                        self.kills[service] += 1
+                    except ProcessLookupError:
+                        pass
+                next_kill = time.monotonic() + self.rng.uniform(*self.args.kill_every)
+            time.sleep(0.05)
+        while self.redis_restarts < 2:  # a short run still restarts Redis twice
+            self.server.bounce(down=0.5)
+            self.redis_restarts += 1
+
+    # ----------------------------------------------------------------- reading the outcome
+
+    def _terminal_events(self) -> dict[str, list[dict[str, str]]]:
+        ends: dict[str, list[dict[str, str]]] = collections.defaultdict(list)
+        for _, f in self.redis.xrange(self.names.events):
+            if f.get("type") in TERMINAL:
+                ends[f["job_id"]].append(f)
+        return ends
+
+    def _pending(self) -> dict[str, int]:
+        out = {}
+        for service, (stream, group) in self.names.groups.items():
+            try:
+                out[service] = int(self.redis.xpending(stream, group)["pending"])
+            except redis.ResponseError:
+                out[service] = 0
+        return out
+
+    def _settle(self, deadline: float) -> dict[str, int]:
+        while True:
+            pending = retrying("xpending", self._pending)
+            scheduled = retrying("zcard", lambda: self.redis.zcard(self.names.schedule))
+            if (not any(pending.values()) and not scheduled) or time.monotonic() > deadline:
+                return pending
+            time.sleep(0.3)
+
+    def _figures(self, raw: redis.Redis) -> dict[str, int]:
+        retries = fallbacks = 0
+        for _, fields in raw.xrange(self.names.jobs):
+            data = fields.get(b"__data__", b"")
+            body = json.loads(data[data.index(b"{"):]) if b"{" in data else {}
+            retries += int(body.get("attempt", 1)) > 1
+        fallbacks = int(raw.xlen(self.names.fallback))
+        dead = int(raw.xlen(self.names.dead))
+        # FastStream logs one "Received" per delivery with the envelope's correlation id, which a
+        # redelivery keeps: a repeated (channel, id) is a redelivery.
+        seen: collections.Counter[tuple[str, str]] = collections.Counter()
+        for log in self.logs.glob("*.log"):
+            for line in log.read_text(errors="replace").splitlines():
+                if '"Received"' not in line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                seen[(rec.get("channel", ""), rec.get("message_id", ""))] += 1
+        redeliveries = sum(c - 1 for c in seen.values() if c > 1)
+        sampled = sum(c - 1 for c in self.deliveries.values() if c > 1)
+        handler_errors = sum(
+            line.count('"level": "error"') for log in self.logs.glob("*.log")
+            for line in log.read_text(errors="replace").splitlines() if '"channel"' in line
+        )
+        return {"retries": retries, "fallbacks": fallbacks, "dead_letters": dead,
+                "redeliveries": redeliveries, "handler_errors": handler_errors,
+                "redeliveries_sampled": sampled}
+
+    def _report(
+        self,
+        plan: Plan,
+        ends: dict[str, list[dict[str, str]]],
+        pending: dict[str, int],
+        figures: dict[str, int],
+        memory_before: int,
+        memory_after: int,
+        produced: float,
+        finished: float,
+    ) -> int:
+        lost = sorted((plan.valid | plan.invalid) - set(ends))
+        duplicates = sorted(j for j, evs in ends.items() if len(evs) > 1)
+        wrong_invalid = sorted(
+            j for j in plan.invalid
+            if ends.get(j) and (ends[j][0]["type"], ends[j][0].get("error_class"))
+            != ("solver.failed", "invalid")
+        )
+        valid_as_invalid = sorted(
+            j for j in plan.valid if ends.get(j) and ends[j][0].get("error_class") == "invalid"
+        )
+        anon = [j for j in ends if j.startswith("anon-")]
+        anon_ok = len(anon) == plan.anonymous and all(
+            ends[j][0].get("error_class") in ("invalid", "exhausted") for j in anon
+        )
+        unknown = sorted(set(ends) - plan.valid - plan.invalid - set(anon))
+        outcomes = collections.Counter(
+            f"{ends[j][0]['type']}/{ends[j][0].get('solver_used') or ends[j][0].get('error_class')}"
+            for j in plan.valid if ends.get(j)
+        )
+        lines = [
+            f"jobs: {self.args.jobs} planned ({len(plan.valid)} valid, {len(plan.invalid)} "
+            f"invalid with id, {plan.anonymous} without id), {len(plan.entries)} entries sent",
+            f"kinds: {dict(sorted(plan.kinds.items()))}",
+            f"valid outcomes: {dict(sorted(outcomes.items()))}",
+            f"chaos: SIGKILLs {dict(sorted(self.kills.items()))} (total "
+            f"{sum(self.kills.values())}), Redis restarts {self.redis_restarts}",
+            f"lost: {len(lost)}",
+            f"duplicate terminal events: {len(duplicates)}",
+            f"invalid not failed/invalid: {len(wrong_invalid)}; valid failed as invalid: "
+            f"{len(valid_as_invalid)}; anonymous failures {len(anon)}/{plan.anonymous}; "
+            f"unexpected ids {len(unknown)}",
+            f"pending in groups: {pending} (total {sum(pending.values())})",
+            f"redeliveries: {figures['redeliveries_sampled']} seen in pending lists (sampled "
+            f"every 0.2 s), {figures['redeliveries']} envelopes received again (service logs); "
+            f"handler errors: {figures['handler_errors']}; "
+            f"retries: {figures['retries']}, "
+            f"fallbacks: {figures['fallbacks']}, dead letters: {figures['dead_letters']}",
+            f"redis used_memory: before {memory_before / 1e6:.2f} MB, after "
+            f"{memory_after / 1e6:.2f} MB",
+            f"time: produced in {produced:.1f} s, all ended and settled at {finished:.1f} s",
+        ]
+        violations = []
+        if lost:
+            violations.append(f"lost {lost[:10]}")
+        if duplicates:
+            violations.append(f"duplicates {duplicates[:10]}")
+        if wrong_invalid or valid_as_invalid:
+            violations.append(f"wrong classes {(wrong_invalid + valid_as_invalid)[:10]}")
+        if not anon_ok:
+            violations.append(f"anonymous failures {len(anon)} != {plan.anonymous}")
+        if unknown:
+            violations.append(f"events for ids never sent {unknown[:10]}")
+        if any(pending.values()):
+            violations.append(f"pending {pending}")
+        print("\n".join(lines))
+        if violations:
+            print("VIOLATIONS: " + "; ".join(violations))
+            print(f"service logs kept in {self.logs}")
+            return 1
+        print("OK: every job ended exactly once")
+        if not self.args.keep_logs:
+            for log in self.logs.glob("*.log"):
+                log.unlink()
+            self.logs.rmdir()
+        else:
+            print(f"service logs in {self.logs}")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--produce-seconds", type=float, default=None,
+        help="spread the submissions over this long (default: 0.15 s per job, at least 15 s)",
+    )
+    parser.add_argument(
+        "--kill-every", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
+        help="seconds between SIGKILLs, drawn uniformly (default 1 3)",
+    )
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds to wait for the last terminal event after producing")
+    parser.add_argument("--keep-logs", action="store_true")
+    args = parser.parse_args(argv)
+    if args.produce_seconds is None:
+        args.produce_seconds = max(15.0, 0.15 * args.jobs)
+    if args.timeout is None:
+        args.timeout = 90.0 + 0.1 * args.jobs
+    return Chaos(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
