@@ -1,0 +1,193 @@
+"""Soak: 100,000 tiny greedy jobs through the pipeline; Redis memory stays within a stated bound.
+
+    python bench/soak.py                      # 100,000 jobs
+    python bench/soak.py --jobs 20000 --stream-maxlen 5000
+
+Starts its own Redis and the five services under the dev runner's supervisor (greedy solver,
+tiny requests), submits through the public stream like a foreign producer (pipelined XADD with a
+window of jobs in flight) and, once every job has its terminal event, compares Redis
+`used_memory` with the bound that the retention settings allow:
+
+    bound = baseline
+          + Σ over streams  (maxlen + 100) × bytes per entry      (MAXLEN ~ trims whole nodes
+                                                                    of up to 100 entries)
+          + jobs inside the TTLs × bytes of their keys            (record, idempotency key,
+                                                                    terminal guard)
+          all × 1.25 for allocator and hash-table overhead
+
+Bytes per entry and per key are measured (MEMORY USAGE) at the end; what makes it a bound is
+that the stream terms do not grow with the number of jobs. The keys do grow until their TTLs
+(JOB_TTL_SECONDS, IDEMPOTENCY_TTL_SECONDS) pass: that is the retention a user chose. Also
+printed: what the streams alone would hold with nothing trimmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from shared.devrunner import EmbeddedServer, Supervisor, service_env  # noqa: E402
+from shared.roster.generator import generate  # noqa: E402
+from shared.settings import Settings  # noqa: E402
+from shared.streams import Names  # noqa: E402
+
+NODE_SLACK = 100  # stream-node-max-entries: MAXLEN ~ only drops whole nodes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--stream-maxlen", type=int, default=10_000)
+    parser.add_argument("--window", type=int, default=2_000, help="jobs in flight at most")
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--solvers", type=int, default=1, help="solver processes")
+    args = parser.parse_args(argv)
+
+    env = {
+        "SOLVER_IMPLEMENTATION": "greedy",
+        "STREAM_MAXLEN": str(args.stream_maxlen),
+        "EVENTS_MAXLEN": str(args.stream_maxlen),
+        "DEAD_MAXLEN": str(args.stream_maxlen),
+        "TRIM_INTERVAL_SECONDS": "2",
+        "WORKER_CONCURRENCY": "4",
+    }
+    server = EmbeddedServer().start()
+    settings = Settings(redis_url=server.url, **{k.lower(): v for k, v in env.items()})
+    names = Names.from_settings(settings)
+    r = redis.Redis.from_url(server.url, decode_responses=True)
+    sup = Supervisor(service_env(server.url, env), {"solver": args.solvers}, grace=15)
+    stop = threading.Event()
+
+    def supervise() -> None:
+        while not stop.wait(0.5):
+            sup.check()
+
+    request = generate(employees=1, shifts=1, seed=0, days=1)
+    payload = json.loads(request.model_dump_json())
+    payload["solver"] = {"implementation": "greedy", "time_limit_seconds": 1, "seed": 0}
+    body = json.dumps(payload)
+    try:
+        sup.start()
+        threading.Thread(target=supervise, daemon=True).start()
+        _wait_groups(r, names)
+        baseline = int(r.info("memory")["used_memory"])
+        started = time.monotonic()
+        done = _run(r, names, body, args)
+        elapsed = time.monotonic() - started
+        time.sleep(2 * settings.trim_interval_seconds + 1)  # intake trims its consumed input
+        figures = _measure(r, names, settings, args.jobs, baseline)
+    finally:
+        stop.set()
+        sup.stop()
+        server.stop()
+    print(f"jobs: {args.jobs} tiny greedy jobs ({len(body)} B requests), {done} terminal, "
+          f"{elapsed:.1f} s, {args.jobs / elapsed:.0f} jobs/s")
+    for line in figures["lines"]:
+        print(line)
+    ok = done == args.jobs and figures["used"] <= figures["bound"]
+    print("OK" if ok else "OVER THE BOUND or jobs missing")
+    return 0 if ok else 1
+
+
+def _wait_groups(r: redis.Redis, names: Names) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if all(
+                any(g["name"] == grp for g in r.xinfo_groups(stream))
+                for stream, grp in names.groups.values()
+            ):
+                return
+        except redis.ResponseError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("services did not start")
+
+
+def _run(r: redis.Redis, names: Names, body: str, args: argparse.Namespace) -> int:
+    sent = done = 0
+    last = str(r.xinfo_stream(names.events)["last-generated-id"]) if r.exists(names.events) else "0"
+    report = time.monotonic()
+    while done < args.jobs:
+        if sent < args.jobs and sent - done < args.window:
+            pipe = r.pipeline(transaction=False)
+            n = min(args.batch, args.jobs - sent)
+            for i in range(sent, sent + n):
+                pipe.xadd(names.intake, {"type": "solve", "job_id": f"soak-{i}", "payload": body})
+            pipe.execute()
+            sent += n
+        rows: Any = r.xread({names.events: last}, count=5000, block=50)
+        for _, entries in rows:
+            for entry_id, fields in entries:
+                last = entry_id
+                done += fields.get("type") in ("solver.completed", "solver.failed")
+        if time.monotonic() - report > 10:
+            report = time.monotonic()
+            print(f"  {done} / {args.jobs} done", flush=True)
+    return done
+
+
+def _measure(
+    r: redis.Redis, names: Names, s: Settings, jobs: int, baseline: int
+) -> dict[str, Any]:
+    used = int(r.info("memory")["used_memory"])
+    streams = {
+        names.intake: s.stream_maxlen,
+        names.jobs: s.stream_maxlen,
+        names.fallback: s.stream_maxlen,
+        names.failures: s.stream_maxlen,
+        names.outcomes: s.stream_maxlen,
+        names.events: s.events_maxlen,
+        names.dead: s.dead_maxlen,
+    }
+    lines = []
+    stream_bound = stream_held = 0
+    per_job_untrimmed = 0.0
+    for name, maxlen in streams.items():
+        if not r.exists(name):
+            continue
+        length = int(r.xlen(name))
+        size = int(r.memory_usage(name, samples=0) or 0)
+        per_entry = size / length if length else 0
+        stream_held += size
+        stream_bound += int((maxlen + NODE_SLACK) * per_entry)
+        entries_written = int(r.xinfo_stream(name)["entries-added"])
+        per_job_untrimmed += per_entry * entries_written / jobs
+        lines.append(f"  {name}: {length} entries (of {entries_written} written, maxlen "
+                     f"{maxlen}), {size / 1e6:.2f} MB, {per_entry:.0f} B/entry")
+    key_bytes = 0.0
+    for pattern in (names.job("soak-*"), names.idempotency("soak-*"), names.terminal("soak-*")):
+        sample = []
+        for key in r.scan_iter(match=pattern.replace("{", "\\{").replace("}", "\\}"), count=1000):
+            sample.append(int(r.memory_usage(key, samples=0) or 0))
+            if len(sample) >= 200:
+                break
+        key_bytes += sum(sample) / max(1, len(sample))
+    keys = int(r.dbsize())
+    bound = int((baseline + stream_bound + jobs * key_bytes) * 1.25)
+    lines += [
+        f"keys: {keys} ({key_bytes:.0f} B of keys per job: record + idempotency key + guard, "
+        f"expiring after {s.job_ttl_seconds} s / {s.idempotency_ttl_seconds} s)",
+        f"redis used_memory: {used / 1e6:.1f} MB at the end (baseline {baseline / 1e6:.1f} MB); "
+        f"streams hold {stream_held / 1e6:.1f} MB",
+        f"bound from the retention settings: {bound / 1e6:.1f} MB = 1.25 × (baseline "
+        f"{baseline / 1e6:.1f} + streams ≤ {stream_bound / 1e6:.1f} + {jobs} jobs × "
+        f"{key_bytes:.0f} B of keys = {jobs * key_bytes / 1e6:.1f}) MB",
+        f"streams with nothing trimmed would hold ≈ {per_job_untrimmed * jobs / 1e6:.0f} MB "
+        f"for these {jobs} jobs, and grow with every job",
+    ]
+    return {"used": used, "bound": bound, "lines": lines}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
