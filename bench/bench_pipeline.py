@@ -474,7 +474,19 @@ def _versions(url_port: int, redis_version: str) -> dict[str, Any]:
                 if name.lower() in {"celery", "kombu", "arq", "dramatiq", "taskiq", "taskiq-redis",
                                     "faststream", "redis", "uvloop", "hiredis"}:
                     peers[f"{venv}:{name}"] = ver
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30
+            ).stdout.strip() or None
+        except OSError:
+            return None
+
     return {
+        # What was measured: the services change under this benchmark while it is developed.
+        "repo_head": git("rev-parse", "--short", "HEAD"),
+        "services_last_commit": git("log", "-1", "--format=%h %cI", "--", "services", "shared"),
+        "services_dirty": bool(git("status", "--porcelain", "--", "services", "shared")),
         "redis": redis_version,
         "python": platform.python_version(),
         "node": out(["node", "--version"]),
