@@ -173,8 +173,16 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
      * the speed measured on the first (fixed-length) anneal. */
     gr_greedy_start(&st, &rng, &ctx);
     gr_ctx_offer(&ctx, st.roster);
+    /* The first anneal is a cold repair (high hard weight, frequent row DPs): a feasible
+     * roster early matters to callers, and its length is fixed so it also calibrates speed. */
+    gr_ls_params repair = ls;
+    repair.t_start = 2.0;
+    repair.hard_weight = 1000;
+    repair.dp_period = 1000;
+    repair.lns_period = 0;
     if (!ctx.stop)
-        gr_local_search(&st, &rng, &ctx, &ls, best_buf);
+        gr_local_search(&st, &rng, &ctx, &repair, best_buf);
+    gr_ctx_offer(&ctx, st.roster);
     double planned;
     if (cfg->max_evaluations > 0) {
         planned = (double)cfg->max_evaluations;

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Build csolver/tests/test_main.c with the solver sources twice and run it on the dumped
+# benchmark problems: once under ASan+UBSan, once plain under valgrind (leaks and bad reads).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+cc="${CC:-gcc}"
+flags=(-std=c11 -g -Wall -Wextra -Werror -pedantic -I"$root/include" -I"$root/src")
+srcs=("$here/test_main.c" "$root"/src/*.c)
+data=("$here"/data/*.bin)
+
+echo "== ASan + UBSan"
+"$cc" "${flags[@]}" -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+    -fno-sanitize-recover=all -o "$out/test_asan" "${srcs[@]}" -lm
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$out/test_asan" "${data[@]}"
+
+echo "== valgrind"
+"$cc" "${flags[@]}" -O2 -o "$out/test_plain" "${srcs[@]}" -lm
+valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
+    "$out/test_plain" "$here/data/Instance1.bin" "$here/data/Instance7.bin"
+echo "sanitizers and valgrind: clean"
