@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from csolver._generetic import ffi, lib
 from shared.roster.compiled import I32, Problem
 from shared.roster.solving import SolveControl, SolverRun
-
-from csolver._generetic import ffi, lib
 
 __all__ = ["ERRORS", "GeneticError", "score", "solve_generetic", "validate"]
 

@@ -13,8 +13,8 @@ import csolver
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
-from shared.roster.solving import SolveControl, SolverRun, get_solver
 from shared.roster.model import Implementation
+from shared.roster.solving import SolveControl, SolverRun, get_solver
 from tests.csolver_helpers import instance
 
 
@@ -52,7 +52,8 @@ def test_time_limit_respected() -> None:
     t0 = time.perf_counter()
     run = csolver.solve_generetic(p, time_limit=0.5, seed=1, control=SolveControl())
     elapsed = time.perf_counter() - t0
-    assert 0.45 <= elapsed < 0.7
+    # the C loop reads the clock every 512 proposals; the margin is for a loaded machine
+    assert 0.45 <= elapsed < 0.8
     assert run.timed_out and not run.cancelled
     assert evaluate(p, run.roster).hard_violations == 0
 
