@@ -241,6 +241,9 @@ def solve_isolated(
     finally:
         receiver.close()
         if answer is None:
+            # A child that just closed its pipe by dying is reaped first, so its own signal
+            # (SIGSEGV) is reported rather than our SIGKILL.
+            proc.join(0.5)
             _kill(proc)
         proc.join(5)
     copy_progress()
