@@ -33,6 +33,17 @@ function percentile(values, q) {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
+// User+system CPU seconds of the worker process, as driver.py's cpu_seconds (one process here).
+const CLK_TCK = 100; // Linux's USER_HZ on every platform node runs this on
+function cpuSeconds(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop().trim().split(/\s+/);
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const r = new IORedis(url);
   const queue = new Queue("bench", { connection: new IORedis(url, { maxRetriesPerRequest: null }) });
@@ -85,17 +96,25 @@ async function main() {
     let tFirst = null;
     let tLast = null;
     let firstCount = 0;
+    let cpuAtFirst = null;
     while (seen.size < jobs && now() - tStart < throughputBudget) {
       const got = await read(200);
       const t = now();
       if (got.length && tFirst === null) {
         tFirst = t;
         firstCount = got.length;
+        cpuAtFirst = cpuSeconds(worker.pid);
       }
       if (got.length) tLast = t;
       if (worker.exitCode !== null) throw new Error(`worker exited early; see ${logPath}`);
     }
     const done = seen.size;
+    const cpuNow = cpuSeconds(worker.pid);
+    if (cpuAtFirst !== null && cpuNow !== null) {
+      const perJob = (1000 * (cpuNow - cpuAtFirst)) / Math.max(done - firstCount, 1);
+      result.worker_cpu_ms_per_job = { [`node worker.js [${worker.pid}]`]: Number(perJob.toFixed(3)) };
+      result.worker_cpu_ms_per_job_total = Number(perJob.toFixed(3));
+    }
     Object.assign(result, {
       jobs,
       done,
