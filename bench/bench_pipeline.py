@@ -64,6 +64,7 @@ TARGETS = {
     "p50_ms_max": 3.0,
     "p99_ms_max": 10.0,
 }
+KEEP_LOG_RUNS = 3
 PYTHON_PEERS = ("celery", "arq", "dramatiq", "taskiq", "faststream")
 SHIFTSTREAM = ("shiftstream", "shiftstream-x2")
 FLOORS = ("redis-benchmark", "floor-streams")
@@ -546,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     logdir = PEERS_ENV / "logs" / stamp
     logdir.mkdir(parents=True, exist_ok=True)
+    # The services log every message (tens of MB per run): keep the last few runs' logs only.
+    for old in sorted((PEERS_ENV / "logs").iterdir())[:-KEEP_LOG_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
     order = interleaved(cfg.systems, cfg.rounds)
     runs: list[dict[str, Any]] = []
     load_start = os.getloadavg()
