@@ -334,7 +334,12 @@ class Chaos:
             line.count('"level": "error"') for log in self.logs.glob("*.log")
             for line in log.read_text(errors="replace").splitlines() if '"channel"' in line
         )
+        abandoned = sum(
+            log.read_text(errors="replace").count("abandoning it")
+            for log in self.logs.glob("solver-*.log")
+        )
         return {"retries": retries, "fallbacks": fallbacks, "dead_letters": dead,
+                "abandoned": abandoned,
                 "handler_errors": handler_errors, "redeliveries": sampled}
 
     def _report(
@@ -382,7 +387,7 @@ class Chaos:
             f"pending in groups: {pending} (total {sum(pending.values())})",
             f"redeliveries: {figures['redeliveries']} (seen in pending lists, sampled every "
             f"0.2 s); handler errors: {figures['handler_errors']}; "
-            f"retries: {figures['retries']}, "
+            f"retries: {figures['retries']}, solve threads abandoned: {figures['abandoned']}, "
             f"fallbacks: {figures['fallbacks']}, dead letters: {figures['dead_letters']}",
             f"redis used_memory: before {memory_before / 1e6:.2f} MB, after "
             f"{memory_after / 1e6:.2f} MB",

@@ -10,7 +10,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from shared.broker import Service
-from shared.isolation import solve_direct, solve_isolated, switches_for, warm_up
+from shared.isolation import (
+    SolverTimedOut,
+    solve_direct,
+    solve_isolated,
+    switches_for,
+    warm_up,
+)
 from shared.jobs import JobRecords, JobState, is_cancelled
 from shared.lease import lease
 from shared.messages import (
@@ -34,6 +40,8 @@ log = logging.getLogger("shiftstream.solver")
 POLL_SECONDS = 0.1
 # Leave this much of the grace period for writing the outcome and acking.
 SHUTDOWN_MARGIN_SECONDS = 2.0
+# Beyond time limit + watchdog grace, this much more before a silent solve thread is abandoned.
+STUCK_MARGIN = 15.0
 
 
 class HandBack(RuntimeError):
@@ -63,7 +71,9 @@ class SolveWorker:
         self.stop_deadline: float | None = None
         svc.app.on_shutdown(self._stopping)
         if stage == "solver" and self.s.solver_isolation == "process":
-            svc.app.after_startup(self._warm_up)
+            # on_startup runs before any subscriber reads: the fork server must not be started
+            # by the warm-up and a first solve at once (a chaos run hung two solves that way).
+            svc.app.on_startup(self._warm_up)
 
     async def _warm_up(self) -> None:
         # The fork server imports numpy and the C solver once; without this the first job
@@ -137,10 +147,17 @@ class SolveWorker:
         task = asyncio.create_task(
             asyncio.to_thread(self._solve, request, implementation, time_limit, control)
         )
+        # Last line of defence: whatever wedges the solve thread (the process watchdog lives in
+        # it), the job is not held hostage; it goes to the fallback as a timeout.
+        abandon_at = started + time_limit + self.s.solver_watchdog_grace_seconds + STUCK_MARGIN
+        stuck = False
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=POLL_SECONDS)
                 if task.done():
+                    break
+                if time.perf_counter() > abandon_at:
+                    stuck = True
                     break
                 remaining = time_limit - (time.perf_counter() - started)
                 if (
@@ -161,6 +178,13 @@ class SolveWorker:
             control.cancel.set()
             await asyncio.shield(asyncio.wait({task}))
             raise
+        if stuck:
+            control.cancel.set()
+            log.error("solve thread of %s did not return; abandoning it", job.job_id)
+            raise SolverTimedOut(
+                f"{self.stage}: solve of {job.job_id} did not return "
+                f"{STUCK_MARGIN:g} s after its limit and grace; abandoned"
+            )
         try:
             result = task.result()
         except Exception as err:
