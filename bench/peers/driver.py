@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -313,7 +313,7 @@ class ShiftStream(Adapter):
     async def setup(self, r: Redis) -> None:
         self.r = r
 
-    def _fields(self, job_id: str) -> dict[str, str]:
+    def _fields(self, job_id: str) -> dict[Any, Any]:
         return {"type": "solve", "job_id": job_id, "payload": self.payload}
 
     async def submit(self, job_id: str) -> None:
@@ -347,9 +347,11 @@ class ShiftStream(Adapter):
             text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
             return int(text.split("-")[0])
 
+        # redis-py types stream replies loosely: [(id, {field: value})] here.
+        intake: Any = await r.xrange("workforce-solver", min=lo)
         submitted = {
             f["job_id"]: ms(i)
-            for i, f in await r.xrange("workforce-solver", min=lo)
+            for i, f in intake
             if f.get("job_id", "").startswith(prefix)
         }
         # Internal streams carry FastStream envelopes; the job id is in the body as JSON text.
@@ -368,9 +370,10 @@ class ShiftStream(Adapter):
         queued = by_job(await raw.xrange("solver.jobs", min=lo))
         solved = by_job(await raw.xrange("solver.outcomes", min=lo), b'"completed"')
         await raw.aclose()
+        published: Any = await r.xrange("solver-events", min=lo)
         events = {
             f["job_id"]: ms(i)
-            for i, f in await r.xrange("solver-events", min=lo)
+            for i, f in published
             if f.get("type") == "solver.completed" and f.get("job_id") in submitted
         }
         spans: dict[str, list[int]] = {"intake": [], "solver": [], "notifier": []}
@@ -421,7 +424,8 @@ def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
     ShiftStream's services are one group each, so this is CPU per service.
     """
     ticks = os.sysconf("SC_CLK_TCK")
-    groups = {p.pid: " ".join(Path(a).name for a in p.args[:3]) for p in procs}  # type: ignore[index]
+    # start_workers always passes a list of str.
+    groups = {p.pid: " ".join(Path(a).name for a in cast(list[str], p.args)[:3]) for p in procs}
     out: dict[str, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -461,7 +465,9 @@ class DoneReader:
         self.duplicates = 0
 
     async def read(self, block_ms: int) -> list[str]:
-        got = await self.r.xread({self.adapter.done_stream: self.last}, count=5000, block=block_ms)
+        got: Any = await self.r.xread(
+            {self.adapter.done_stream: self.last}, count=5000, block=block_ms
+        )
         ids: list[str] = []
         for _, entries in got or []:
             for entry_id, fields in entries:

@@ -12,6 +12,6 @@ dramatiq.set_broker(broker)
 _done = redis.Redis.from_url(REDIS_URL)
 
 
-@dramatiq.actor(queue_name=QUEUE, max_retries=0)
+@dramatiq.actor(queue_name=QUEUE, max_retries=0)  # type: ignore[untyped-decorator]
 def noop(job_id: str) -> None:
     _done.xadd(DONE_STREAM, {"id": job_id})

@@ -6,6 +6,8 @@ the batch: the same work a peer's no-op handler does, with nothing of a framewor
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 
@@ -13,7 +15,8 @@ from common import DONE_STREAM, GROUP, QUEUE, REDIS_URL
 def main() -> None:
     r = redis.Redis.from_url(REDIS_URL)
     while True:
-        got = r.xreadgroup(GROUP, "floor", {QUEUE: ">"}, count=100, block=1000)
+        # [[stream, [(id, {field: value})]]]; redis-py's reply types are too loose to use.
+        got: Any = r.xreadgroup(GROUP, "floor", {QUEUE: ">"}, count=100, block=1000)
         if not got:
             continue
         entries = got[0][1]
