@@ -119,7 +119,12 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
     )
-    client = aioredis.Redis.from_url(settings.redis_url)
+    # No call on this client blocks by design (reads go through the broker), so a reply that
+    # takes longer than this is a half-dead connection: fail the handler (the entry stays
+    # pending for a reclaimer) rather than hang it for ever.
+    client = aioredis.Redis.from_url(
+        settings.redis_url, socket_timeout=10, socket_connect_timeout=5
+    )
     app = FastStream(broker, logger=logger)
     svc = Service(
         name=name,
