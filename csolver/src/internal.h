@@ -45,7 +45,7 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 /* Workspace of the row dynamic programme (row_dp.c), grown on demand. */
 typedef struct {
     int64_t *cost_a, *cost_b, *cell;
-    int32_t *back;
+    int32_t *back, *allowed, *n_allowed;
     size_t per_day_cap, back_cap, cell_cap;
 } gr_dp;
 

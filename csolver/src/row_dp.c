@@ -33,6 +33,8 @@ void gr_dp_free(gr_dp *dp)
     free(dp->cost_b);
     free(dp->back);
     free(dp->cell);
+    free(dp->allowed);
+    free(dp->n_allowed);
     memset(dp, 0, sizeof *dp);
 }
 
@@ -56,7 +58,13 @@ static int reserve(gr_dp *dp, size_t per_day, size_t days, size_t cells)
         int64_t *c = realloc(dp->cell, cl * sizeof *c);
         if (c)
             dp->cell = c;
-        if (!a || !b || !k || !c)
+        int32_t *al = realloc(dp->allowed, cl * sizeof *al);
+        if (al)
+            dp->allowed = al;
+        int32_t *na = realloc(dp->n_allowed, days * sizeof *na);
+        if (na)
+            dp->n_allowed = na;
+        if (!a || !b || !k || !c || !al || !na)
             return 0;
         dp->per_day_cap = pd;
         dp->back_cap = bk;
@@ -172,13 +180,24 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         cur[i] = cc;
         dp->back[i] = -1;
     }
+    /* values allowed on each day (skills, fixed days off): most employees hold a few types, so
+     * iterating these lists instead of all S+1 values cuts the work several times over */
+    int32_t *allowed = dp->allowed, *n_allowed = dp->n_allowed;
+    for (int32_t d = 0; d < D; d++) {
+        n_allowed[d] = 0;
+        for (int32_t v = 0; v <= S; v++)
+            if (dp->cell[(int64_t)d * V + v] != INF)
+                allowed[(int64_t)d * V + n_allowed[d]++] = v;
+    }
     for (int32_t d = 1; d < D; d++) {
         for (size_t i = 0; i < per_day; i++)
             nxt[i] = INF;
         int32_t *back = dp->back + (size_t)d * per_day;
         const int32_t wk = p->weekend[d];
         const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
-        for (int32_t v = 0; v <= S; v++) {
+        const int32_t *here = allowed + (int64_t)d * V, n_here = n_allowed[d];
+        for (int32_t a = 0; a < n_allowed[d - 1]; a++) {
+            const int32_t v = allowed[(int64_t)(d - 1) * V + a];
             const int work = v < S;
             for (int32_t r = 1; r <= R; r++)
                 for (int32_t f = 0; f < 2; f++)
@@ -188,10 +207,9 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
                             int64_t base = cur[i];
                             if (base == INF)
                                 continue;
-                            for (int32_t v2 = 0; v2 <= S; v2++) {
-                                int64_t cc = dp->cell[(int64_t)d * V + v2];
-                                if (cc == INF)
-                                    continue;
+                            for (int32_t b = 0; b < n_here; b++) {
+                                const int32_t v2 = here[b];
+                                const int64_t cc = dp->cell[(int64_t)d * V + v2];
                                 const int work2 = v2 < S;
                                 int32_t r2, f2;
                                 if (work2 == work) {

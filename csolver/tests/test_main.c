@@ -212,6 +212,57 @@ static void test_delta(const gr_problem *p, uint64_t seed)
     gr_state_free(&st);
 }
 
+/* The row DP returns rows that break no rule it models, and never a row worse than the
+ * current one when the current one is feasible for that employee. */
+static void test_row_dp(const gr_problem *p, uint64_t seed)
+{
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    gr_ctx ctx = {0};
+    gr_progress prog;
+    memset(&prog, 0, sizeof prog);
+    ctx.progress = &prog;
+    ctx.deadline = gr_now() + 100;
+    ctx.best_hard = -1;
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    ctx.best_roster = malloc(cells * sizeof(int32_t));
+    ctx.cells = cells;
+    ctx.p = p;
+    gr_greedy_start(&st, &rng, &ctx);
+    int32_t *row = malloc((size_t)p->n_days * sizeof *row);
+    int found = 0;
+    for (int32_t round = 0; round < 3; round++)
+        for (int32_t e = 0; e < p->n_employees; e++) {
+            int64_t before = gr_state_emp_hard(&st, e);
+            if (!gr_row_dp(&st, e, row))
+                continue;
+            found++;
+            gr_delta dl = gr_state_delta(&st, e, 0, p->n_days - 1, row, 1);
+            if (before == 0)
+                CHECK(dl.pen <= 0 || dl.hard > 0, "DP row worse (%lld) than a feasible current row",
+                      (long long)dl.pen);
+            gr_state_apply(&st, e, 0, p->n_days - 1, row, 1, dl);
+            int64_t excess = 0;
+            for (int32_t s = 0; s < p->n_shifts; s++) {
+                int64_t k = (int64_t)e * p->n_shifts + s;
+                if (st.count[k] > p->max_shifts[k])
+                    excess += st.count[k] - p->max_shifts[k];
+            }
+            CHECK(gr_state_emp_hard(&st, e) == excess,
+                  "DP row of employee %d breaks a modelled rule (%lld)", e,
+                  (long long)gr_state_emp_hard(&st, e));
+        }
+    gr_delta full = gr_state_full(&st);
+    CHECK(full.hard == st.total.hard && full.pen == st.total.pen && full.minutes == st.total.minutes,
+          "state drift after DP rows");
+    (void)found;
+    free(row);
+    free(ctx.best_roster);
+    gr_state_free(&st);
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -258,6 +309,7 @@ int main(int argc, char **argv)
     builtin(&o);
     test_validate(&o.p);
     test_delta(&o.p, 1);
+    test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
     release(&o);
     for (int i = 1; i < argc; i++) {
@@ -270,6 +322,7 @@ int main(int argc, char **argv)
         }
         test_validate(&o.p);
         test_delta(&o.p, 2 + (uint64_t)i);
+        test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
         release(&o);
     }
