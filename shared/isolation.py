@@ -131,10 +131,12 @@ def _child(
     shared: SynchronizedArray[int],
     cancel: Any,
     conn: multiprocessing.connection.Connection,
+    service_pid: int,
 ) -> None:
-    # Die with the service: when the service is SIGKILLed the fork server exits and this
-    # process is re-parented; an orphaned solve would hold a CPU for the rest of its limit.
-    parent = os.getppid()
+    # Die with the service. Watching our own parent is not enough: that is the fork server,
+    # which only exits when every holder of its "alive" pipe is gone — and each child holds
+    # one. A solve orphaned by a SIGKILLed service (a `__hang__` one for ever) would keep
+    # itself and the fork server alive. So watch the service's pid itself.
     control = SolveControl()
     done = threading.Event()
 
@@ -142,7 +144,9 @@ def _child(
         while not done.wait(CHILD_POLL_SECONDS):
             if cancel.is_set():
                 control.cancel.set()
-            if os.getppid() != parent:
+            try:
+                os.kill(service_pid, 0)
+            except ProcessLookupError:
                 os._exit(3)
             with contextlib.suppress(Exception):
                 control.refresh()
@@ -198,6 +202,7 @@ def solve_isolated(
             shared,
             cancel,
             sender,
+            os.getpid(),
         ),
         name="shiftstream-solve",
         daemon=True,
