@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         "DEAD_MAXLEN": str(args.stream_maxlen),
         "TRIM_INTERVAL_SECONDS": "2",
         "WORKER_CONCURRENCY": "4",
+        # Two JSON log lines per message per hop would dominate a tiny job's CPU.
+        "LOG_LEVEL": "WARNING",
     }
     server = EmbeddedServer().start()
     settings = Settings(redis_url=server.url, **{k.lower(): v for k, v in env.items()})
