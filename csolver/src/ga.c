@@ -188,7 +188,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     gr_greedy_start(&st, &rng, &ctx);
     gr_ctx_offer(&ctx, st.roster);
     /* The first anneal is a cold repair (high hard weight, frequent row DPs): a feasible
-     * roster early matters to callers, and its length is fixed so it also calibrates speed. */
+     * roster early matters to callers. Its length is fixed in proposals in both modes. */
     gr_ls_params repair = ls;
     repair.t_start = 2.0;
     repair.hard_weight = 1000;
@@ -197,15 +197,12 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     if (!ctx.stop)
         gr_local_search(&st, &rng, &ctx, &repair, best_buf);
     gr_ctx_offer(&ctx, st.roster);
-    double planned;
-    if (cfg->max_evaluations > 0) {
-        planned = (double)cfg->max_evaluations;
-    } else {
-        double spent = gr_now() - ctx.start;
-        double rate = (double)ctx.attempts / (spent > 1e-4 ? spent : 1e-4);
-        planned = rate * (cfg->time_limit - spent) * 0.97;
-    }
-    if (planned < 20000.0)
+    /* Reproducible mode (evaluation budget): anneal lengths are shares of the budget counted in
+     * proposals. Timed mode: shares of the remaining wall time, followed by the clock. */
+    const int timed = cfg->max_evaluations == 0;
+    const double remaining = cfg->time_limit - (gr_now() - ctx.start);
+    double planned = timed ? 0.0 : (double)cfg->max_evaluations;
+    if (!timed && planned < 20000.0)
         planned = 20000.0;
     /* The first individual gets a long anneal (55 % of the plan), the other three 5 % each, and
      * each child 10 %. Measured on Instances 6, 8, 9, 12 with three seeds at 20M evaluations:
@@ -213,14 +210,15 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
      * lost 2-4 % to a single anneal, this split is level with it while keeping recombination. */
     const double first_share = GR_FIRST_SHARE, init_share = GR_INIT_SHARE,
                  child_share = GR_CHILD_SHARE;
-
     int32_t n = 0;
     for (; n < P; n++) {
         if (n > 0) {
             gr_greedy_start(&st, &rng, &ctx);
             gr_ctx_offer(&ctx, st.roster);
         }
-        ls.iterations = (int64_t)((n == 0 ? first_share : init_share) * planned);
+        double share = n == 0 ? first_share : init_share;
+        ls.iterations = (int64_t)(share * planned);
+        ls.seconds = timed ? share * remaining : 0.0;
         if (!ctx.stop)
             gr_local_search(&st, &rng, &ctx, &ls, best_buf);
         memcpy(pop[n].roster, st.roster, cells * sizeof(int32_t));
@@ -237,6 +235,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     child_ls.t_start = GR_CHILD_T0; /* children start near good parents: a cooler restart */
     child_ls.t_end = 0.3;
     child_ls.iterations = (int64_t)(child_share * planned);
+    child_ls.seconds = timed ? child_share * remaining : 0.0;
     int64_t generation = 0;
     while (!ctx.stop && n >= 2) {
         int32_t a = tournament(&rng, pop, n), b = tournament(&rng, pop, n);

@@ -124,7 +124,8 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx);
 
 /* ---- local_search.c: simulated annealing over change / swap / block moves. ---- */
 typedef struct {
-    int64_t iterations;
+    int64_t iterations; /* schedule length in proposals (reproducible mode) */
+    double seconds;     /* > 0: schedule length in wall seconds instead (timed mode) */
     double t_start;     /* temperature in penalty points */
     double t_end;
     int64_t hard_weight; /* penalty points per hard unit during this search */

@@ -320,12 +320,24 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     /* geometric cooling, applied every 64 iterations to keep pow() out of the loop */
     const double steps = lp->iterations > 64 ? (double)lp->iterations / 64.0 : 1.0;
     const double factor = pow(t_end / t, 1.0 / steps);
+    /* Timed mode (lp->seconds > 0): the schedule follows the clock instead, so that a slowdown
+     * of the machine mid-run (shared CI, parallel solves) still ends the anneal cold. */
+    const double t_first = t, t_ratio = t_end / t;
+    const double t0_clock = lp->seconds > 0 ? gr_now() : 0.0;
     int64_t it = 0;
     move m;
-    while (it < lp->iterations) {
+    while (lp->seconds > 0 || it < lp->iterations) {
         it++;
-        if ((it & 63) == 0)
-            t *= factor;
+        if ((it & 63) == 0) {
+            if (lp->seconds > 0) {
+                double frac = (gr_now() - t0_clock) / lp->seconds;
+                if (frac >= 1.0)
+                    break;
+                t = t_first * pow(t_ratio, frac);
+            } else {
+                t *= factor;
+            }
+        }
         if ((it & 4095) == 0) {
             int feasible_now = st->total.hard == 0 && st->total.minutes == 0;
             hwf = feasible_now ? hwf * 0.97 : hwf * 1.06;
