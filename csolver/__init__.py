@@ -3,7 +3,8 @@
 The solve runs in the calling thread with the GIL released (cffi does that for every call into
 C), so parallel solves in parallel threads really run in parallel. Cancellation: a helper thread
 waits on `control.cancel` (a `threading.Event`) with a 10 ms timeout and, once it is set, writes
-the C progress struct's `cancel` field, which the C loop reads every 512 move evaluations.
+the C progress struct's `cancel` field, which the C loop reads every 512 proposals (a row DP,
+the most expensive step, is bounded to ~16M transitions).
 """
 
 from __future__ import annotations
