@@ -31,11 +31,18 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
     st->scratch_vals = calloc(D, sizeof(int32_t));
     st->scratch_cnt = calloc(S, sizeof(int32_t));
     st->scratch_wk = calloc(W + 1, sizeof(int32_t));
+    st->req_cell = calloc((size_t)p->n_on + (size_t)p->n_off + 1, sizeof(int32_t));
     if (!st->roster || !st->count || !st->minutes || !st->wk_days || !st->wk_worked ||
         !st->cover || !st->elig || !st->n_elig || !st->scratch_vals || !st->scratch_cnt ||
-        !st->scratch_wk) {
+        !st->scratch_wk || !st->req_cell) {
         gr_state_free(st);
         return GR_ERR_NOMEM;
+    }
+    for (int64_t c = 0; c < (int64_t)E * (int64_t)D; c++) {
+        for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
+            st->req_cell[i] = (int32_t)c;
+        for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
+            st->req_cell[p->n_on + i] = (int32_t)c;
     }
     for (int32_t e = 0; e < st->E; e++) {
         int32_t n = 0;
@@ -60,6 +67,7 @@ void gr_state_free(gr_state *st)
     free(st->scratch_vals);
     free(st->scratch_cnt);
     free(st->scratch_wk);
+    free(st->req_cell);
     gr_dp_free(&st->dp);
     memset(st, 0, sizeof *st);
 }

@@ -27,6 +27,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_CHILD_SHARE
 #define GR_CHILD_SHARE 0.08
 #endif
+#ifndef GR_REQUEST_SHARE
+#define GR_REQUEST_SHARE 30
+#endif
 #ifndef GR_CHILD_T0
 #define GR_CHILD_T0 3.0
 #endif
@@ -178,6 +181,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .dp_period = 10000,
                        .dp_sweeps = 1,
                        .swap2 = 30,
+                       .request_share = GR_REQUEST_SHARE,
                        .lns_period = 20000,
                        .lns_rows = 3};
     memcpy(ls.cum, cum, sizeof cum);

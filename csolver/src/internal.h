@@ -64,6 +64,7 @@ typedef struct {
     int32_t *scratch_vals; /* [D] saved row segment */
     int32_t *scratch_cnt;  /* [S] per-shift count change, kept all zero between calls */
     int32_t *scratch_wk;   /* [W] per-weekend worked-day change, kept all zero between calls */
+    int32_t *req_cell;     /* [R_on + R_off] cell e*D+d of each on- then off-request */
     int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
     gr_delta total;     /* current objective parts */
 } gr_state;
@@ -133,6 +134,7 @@ typedef struct {
     int64_t dp_period;   /* every dp_period-th proposal is a DP row move; 0 = never */
     int64_t lns_period;  /* every lns_period-th proposal is a ruin-and-recreate; 0 = never */
     int32_t lns_rows;    /* rows cleared and rebuilt by it */
+    int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
                             the rest are block moves */

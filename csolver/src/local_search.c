@@ -102,6 +102,49 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         }
         return 0;
     }
+    if (r < CHANGE_END && st->p->n_on + st->p->n_off > 0 &&
+        gr_rng_below(rng, 100) < lp->request_share) {
+        /* request: pick a request at random; if it is broken, give the employee the asked-for
+         * shift (on-request) or another value (off-request) on that day, by a same-day swap
+         * with a colleague half the time (keeps cover), else by a change */
+        const gr_problem *p = st->p;
+        int32_t i = gr_rng_below(rng, p->n_on + p->n_off);
+        int32_t c = st->req_cell[i], e = c / D, d = c % D;
+        int32_t cur = st->roster[c], want;
+        if (i < p->n_on) {
+            want = p->on_shift[i];
+            if (cur == want)
+                return 0;
+        } else {
+            if (cur != p->off_shift[i - p->n_on])
+                return 0;
+            if (!pick_value(st, rng, e, d, cur, &want))
+                return 0;
+        }
+        if (!allowed(st, e, d, want))
+            return 0;
+        if (E >= 2 && gr_rng_below(rng, 2)) {
+            int32_t e2 = gr_rng_below(rng, E - 1);
+            e2 += e2 >= e;
+            if (st->roster[(int64_t)e2 * D + d] != want || !allowed(st, e2, d, cur))
+                return 0;
+            v1[0] = want;
+            v2[0] = cur;
+            m->kind = 1;
+            m->e1 = e;
+            m->e2 = e2;
+            m->a = m->b = d;
+            m->d1 = gr_state_delta(st, e, d, d, v1, 0);
+            m->d2 = gr_state_delta(st, e2, d, d, v2, 0);
+            return 1;
+        }
+        v1[0] = want;
+        m->kind = 0;
+        m->e1 = e;
+        m->a = m->b = d;
+        m->d1 = gr_state_delta(st, e, d, d, v1, 1);
+        return 1;
+    }
     if (r < CHANGE_END) { /* change */
         int32_t e = gr_rng_below(rng, E), d = gr_rng_below(rng, D);
         if (!pick_value(st, rng, e, d, st->roster[(int64_t)e * D + d], v1))
