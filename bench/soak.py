@@ -139,10 +139,18 @@ def _run(r: redis.Redis, names: Names, body: str, args: argparse.Namespace) -> i
     return done
 
 
+def _url(r: redis.Redis) -> str:
+    kw = r.connection_pool.connection_kwargs
+    return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
 def _measure(
     r: redis.Redis, names: Names, s: Settings, jobs: int, baseline: int
 ) -> dict[str, Any]:
     used = int(r.info("memory")["used_memory"])
+    # XINFO STREAM returns the first and last entries, binary envelopes: read it undecoded.
+    raw = redis.Redis(connection_pool=redis.ConnectionPool.from_url(
+        r.connection_pool.connection_kwargs.get("url") or _url(r)))
     streams = {
         names.intake: s.stream_maxlen,
         names.jobs: s.stream_maxlen,
@@ -163,7 +171,7 @@ def _measure(
         per_entry = size / length if length else 0
         stream_held += size
         stream_bound += int((maxlen + NODE_SLACK) * per_entry)
-        entries_written = int(r.xinfo_stream(name)["entries-added"])
+        entries_written = int(raw.xinfo_stream(name)["entries-added"])
         per_job_untrimmed += per_entry * entries_written / jobs
         lines.append(f"  {name}: {length} entries (of {entries_written} written, maxlen "
                      f"{maxlen}), {size / 1e6:.2f} MB, {per_entry:.0f} B/entry")
