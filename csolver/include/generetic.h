@@ -93,7 +93,7 @@ typedef struct {
 typedef struct {
     double time_limit;        /* seconds of wall time (CLOCK_MONOTONIC), > 0 */
     uint64_t seed;            /* same seed + same problem + same max_evaluations -> same roster */
-    int32_t population;       /* individuals in the population; 0 = default (10) */
+    int32_t population;       /* individuals in the population; 0 = default (4) */
     int32_t crash_for_test;   /* non-zero: dereference NULL on purpose (reliability tests) */
     int64_t max_evaluations;  /* stop after this many move evaluations; 0 = unlimited.
                                  The search never reads the clock to make a decision, so with
