@@ -368,7 +368,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     const double t_first = t, t_ratio = t_end / t;
     const double t0_clock = lp->seconds > 0 ? gr_now() : 0.0;
     int64_t it = 0;
-    move m;
+    move m = {0};
     while (lp->seconds > 0 || it < lp->iterations) {
         it++;
         if ((it & 63) == 0) {
@@ -399,6 +399,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 cur_is_best = 0;
             }
             cur += ruin_recreate(st, rng, lp->lns_rows, t, hw, lns_saved, lns_emps, v2);
+            gr_ctx_poll(ctx);
             int infeasible = st->total.hard != 0 || st->total.minutes != 0;
             int64_t value = infeasible ? gr_delta_cost(st->total, GR_HARD_WEIGHT) : st->total.pen;
             if (infeasible < best_infeasible || (infeasible == best_infeasible && value <= best_value)) {
@@ -409,10 +410,13 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             continue;
         }
         int scored;
-        if (lp->dp_period > 0 && it % lp->dp_period == 0)
+        if (lp->dp_period > 0 && it % lp->dp_period == 0) {
             scored = propose_row(st, rng, &m, v1);
-        else
+            if (gr_ctx_poll(ctx))
+                break;
+        } else {
             scored = propose(st, rng, lp, &m, v1, v2);
+        }
         if (gr_ctx_tick(ctx, scored))
             break;
         if (!scored)
@@ -464,7 +468,10 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         int32_t start = gr_rng_below(rng, st->E);
         for (int32_t k = 0; k < st->E && !ctx->stop; k++) {
             int32_t e = (start + k) % st->E;
-            gr_ctx_tick(ctx, 1);
+            ctx->evaluations++;
+            ctx->attempts++;
+            if (gr_ctx_poll(ctx)) /* a DP is costly: check cancel and clock after every one */
+                break;
             if (!gr_row_dp(st, e, v1))
                 continue;
             gr_delta dl = gr_state_delta(st, e, 0, st->D - 1, v1, 1);

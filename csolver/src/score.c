@@ -20,15 +20,18 @@ static int64_t rule_shift_rotation(const gr_problem *p, const int32_t *row)
     return n;
 }
 
-static int64_t rule_max_shifts(const gr_problem *p, const int32_t *row, int32_t e)
+/* `count` is caller-provided scratch of n_shifts counters */
+static int64_t rule_max_shifts(const gr_problem *p, const int32_t *row, int32_t e,
+                               int32_t *count)
 {
     int64_t n = 0;
-    for (int32_t s = 0; s < p->n_shifts; s++) {
-        int32_t c = 0;
-        for (int32_t d = 0; d < p->n_days; d++)
-            c += row[d] == s;
-        n += c > p->max_shifts[(int64_t)e * p->n_shifts + s];
-    }
+    for (int32_t s = 0; s < p->n_shifts; s++)
+        count[s] = 0;
+    for (int32_t d = 0; d < p->n_days; d++)
+        if (row[d] >= 0)
+            count[row[d]]++;
+    for (int32_t s = 0; s < p->n_shifts; s++)
+        n += count[s] > p->max_shifts[(int64_t)e * p->n_shifts + s];
     return n;
 }
 
@@ -150,15 +153,17 @@ int gr_score_unchecked(const gr_problem *p, const int32_t *roster, int64_t *hard
     int64_t h = 0, s = 0;
     uint8_t *worked = malloc((size_t)p->n_weekends + 1);
     int32_t *z = calloc((size_t)p->n_days * (size_t)p->n_shifts, sizeof *z);
-    if (!worked || !z) {
+    int32_t *count = malloc((size_t)p->n_shifts * sizeof *count);
+    if (!worked || !z || !count) {
         free(worked);
         free(z);
+        free(count);
         return GR_ERR_NOMEM;
     }
     for (int32_t e = 0; e < p->n_employees; e++) {
         const int32_t *row = row_of(p, roster, e);
         h += rule_shift_rotation(p, row);
-        h += rule_max_shifts(p, row, e);
+        h += rule_max_shifts(p, row, e, count);
         h += rule_max_minutes(p, row, e);
         h += rule_min_minutes(p, row, e);
         h += for_runs(p, row, e, 1, too_long);
@@ -171,6 +176,7 @@ int gr_score_unchecked(const gr_problem *p, const int32_t *roster, int64_t *hard
     s += soft_cover(p, roster, z);
     free(worked);
     free(z);
+    free(count);
     *hard = h;
     *pen = s;
     return GR_OK;
