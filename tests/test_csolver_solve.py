@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -52,8 +55,9 @@ def test_time_limit_respected() -> None:
     t0 = time.perf_counter()
     run = csolver.solve_generetic(p, time_limit=0.5, seed=1, control=SolveControl())
     elapsed = time.perf_counter() - t0
-    # the C loop reads the clock every 512 proposals; the margin is for a loaded machine
-    assert 0.45 <= elapsed < 0.8
+    # Stops on its own clock, not early; the generous upper bound only catches a solver that
+    # ignores its limit (CI machines are loaded; exact timing belongs in bench_solver).
+    assert 0.45 <= elapsed < 2.0
     assert run.timed_out and not run.cancelled
     assert evaluate(p, run.roster).hard_violations == 0
 
@@ -144,3 +148,16 @@ def test_wrapper_rejects_bad_arguments() -> None:
     broken = dataclasses.replace(p, cover_req=p.cover_req[:, :0])
     with pytest.raises(ValueError, match="cover_req"):
         csolver.solve_generetic(broken, time_limit=1, seed=0, control=SolveControl())
+
+
+def test_crash_switch_is_a_real_segfault() -> None:
+    """The reliability suite relies on this switch killing the process with SIGSEGV."""
+    code = (
+        "from tests.csolver_helpers import instance\n"
+        "from shared.roster.solving import SolveControl\n"
+        "import csolver\n"
+        "csolver.solve_generetic(instance(1), time_limit=1, seed=0, control=SolveControl(),"
+        " crash_for_test=True)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGSEGV, proc.stderr.decode()[-500:]

@@ -111,8 +111,9 @@ static int is_duplicate(const member *pop, int32_t n, const int32_t *r, int64_t 
 
 static void crash_now(void)
 {
-    /* deliberate segfault for the reliability tests: volatile keeps the compiler honest */
-    int *volatile np = NULL;
+    /* deliberate segfault for the reliability tests. Both the pointer and the pointee are
+     * volatile: with only the pointer volatile, GCC -O2 dropped the store as dead. */
+    volatile int *volatile np = NULL;
     *np = 1;
 }
 
