@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -57,7 +58,7 @@ async def _ensure_group(r: Redis, stream: str, group: str) -> None:
             raise
 
 
-class Adapter:
+class Adapter(ABC):
     """One system: how to start its worker, submit a job, and recognise its completion."""
 
     name = ""
@@ -69,8 +70,8 @@ class Adapter:
         self.url = url
         self.args = args
 
-    def worker_cmds(self) -> list[list[str]]:
-        raise NotImplementedError
+    @abstractmethod
+    def worker_cmds(self) -> list[list[str]]: ...
 
     def worker_cwd(self) -> Path:
         return WORKERS
@@ -86,8 +87,8 @@ class Adapter:
     async def setup(self, r: Redis) -> None:
         return None
 
-    async def submit(self, job_id: str) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    async def submit(self, job_id: str) -> None: ...
 
     async def submit_many(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), CHUNK):
