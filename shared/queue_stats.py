@@ -7,8 +7,9 @@ every service is down: that is when an operator needs them most.
 Times are measured against the Redis server clock (TIME), because stream ids are stamped by
 that clock; the CLI's own clock may be off by seconds on an operator's laptop.
 
-Window figures (jobs per minute, fallback rate, solve time, queue wait) come from the terminal
-events in `solver-events` over the last `window` seconds. Queue wait is enqueue -> start of the
+Window figures (jobs per minute, solve time, queue wait) come from the terminal events in
+`solver-events` over the last `window` seconds; the fallback rate counts the entries written to
+`solver.fallback` in that window. Queue wait is enqueue -> start of the
 successful solve. Enqueue is the job record's `submitted_at`, else its `created_at` (intake's
 first write). Start is the record's `started_at` where the solver writes it, else it is
 estimated as the completed event's time minus its `solve_time_ms`; the estimate also counts the
@@ -76,7 +77,9 @@ class WindowStats(BaseModel):
     fallbacks: int = 0
     jobs_per_minute: float = 0.0
     fallback_rate: float | None = Field(
-        default=None, description="Completed with solver_used=greedy / all completed"
+        default=None,
+        description="Jobs handed to the fallback (failed primary solves) / all completed; "
+        "jobs that asked for greedy themselves do not count",
     )
     failures_by_class: dict[str, int] = Field(default_factory=dict)
     solve_ms_p50: float | None = None
@@ -195,8 +198,6 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
             kind = _text(fields.get("type", ""))
             if kind == "solver.completed":
                 w.completed += 1
-                if _text(fields.get("solver_used", "")) == "greedy":
-                    w.fallbacks += 1
                 took: float | None = None
                 raw = fields.get("solve_time_ms")
                 if raw:
@@ -219,6 +220,10 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
     else:
         w.truncated = True
     w.jobs_per_minute = (w.completed + w.failed) / (window / 60) if window > 0 else 0.0
+    # The fallback stream holds exactly the primary solves that failed; `solver_used=greedy`
+    # would also count jobs that asked for greedy themselves.
+    handed = r.xrange(names.fallback, min=f"{start_ms}-0", max="+", count=MAX_WINDOW_ENTRIES)
+    w.fallbacks = len(handed or [])
     if w.completed:
         w.fallback_rate = w.fallbacks / w.completed
     w.solve_ms_p50 = percentile(solve_ms, 0.5)

@@ -70,7 +70,7 @@ def _populate(r: redis.Redis, names: Names) -> int:
         id=f"{now_ms - 600_000}-0",
     )
     for i, (ms, solver) in enumerate(
-        [(100, "generetic"), (200, "generetic"), (300, "greedy"), (400, "generetic")]
+        [(100, "generetic"), (200, "greedy"), (300, "greedy"), (400, "generetic")]
     ):
         job = f"j{i}"
         r.xadd(names.events, {"type": "solver.accepted", "job_id": job})
@@ -88,6 +88,10 @@ def _populate(r: redis.Redis, names: Names) -> int:
         # Enqueued 10 s before now: the estimated start is the completion minus the solve time.
         r.hset(names.job(job), mapping={"created_at": f"{now_ms / 1000 - 10:.3f}"})
     r.xadd(names.events, {"type": "solver.failed", "job_id": "bad", "error_class": "invalid"})
+    # One primary solve handed to the fallback in the window, one long before it; j1 and j2
+    # asked for greedy themselves and are no fallbacks.
+    r.xadd(names.fallback, {"__data__": "j-old"}, id=f"{now_ms - 600_000}-0")
+    r.xadd(names.fallback, {"__data__": "j3"})
     return now_ms
 
 
@@ -96,7 +100,7 @@ def test_collect(client: redis.Redis, names: Names) -> None:
     stats = collect(client, names, window=300)
 
     lengths = {s.role: s.length for s in stats.streams}
-    assert lengths["jobs"] == 3 and lengths["dead"] == 2 and lengths["fallback"] == 0
+    assert lengths["jobs"] == 3 and lengths["dead"] == 2 and lengths["fallback"] == 2
     assert stats.dead_letters == 2 and stats.scheduled == 1
 
     groups = {g.service: g for g in stats.groups}
