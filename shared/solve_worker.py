@@ -118,9 +118,8 @@ class SolveWorker:
             yield
 
     async def run_solve(
-        self, job: Job, implementation: Implementation
+        self, job: Job, request: SolveRequest, implementation: Implementation
     ) -> tuple[SolveResult, float]:
-        request = parse_request(job.payload, self.s.limits)
         with solve_span(job.job_id, job.attempt, implementation.value) as span:
             result, elapsed_ms = await self._watch_solve(job, request, implementation, span)
             span.finished(result)
@@ -314,10 +313,9 @@ class SolveWorker:
 
     # ------------------------------------------------------------------ the two services
 
-    def implementation_for(self, job: Job) -> Implementation:
+    def implementation_for(self, request: SolveRequest) -> Implementation:
         # A request that names its solver gets it; otherwise the deployment decides.
-        requested = parse_request(job.payload, self.s.limits).solver.implementation
-        return requested or self.s.solver_implementation
+        return request.solver.implementation or self.s.solver_implementation
 
     async def handle_job(self, job: Job, msg: Any) -> None:
         with job_scope(job.job_id, attempt=job.attempt):
@@ -331,8 +329,9 @@ class SolveWorker:
                 await self.cancelled(job, "cancelled before the solve started")
                 return
             try:
-                used = self.implementation_for(job)
-                result, elapsed = await self.run_solve(job, used)
+                request = parse_request(job.payload, self.s.limits)
+                used = self.implementation_for(request)
+                result, elapsed = await self.run_solve(job, request, used)
             except InvalidRequest as err:
                 await self.invalid(job, err)
                 return
@@ -367,7 +366,8 @@ class SolveWorker:
                 await self.cancelled(job, "cancelled before the fallback solve started")
                 return
             try:
-                result, elapsed = await self.run_solve(job, Implementation.GREEDY)
+                request = parse_request(job.payload, self.s.limits)
+                result, elapsed = await self.run_solve(job, request, Implementation.GREEDY)
             except InvalidRequest as err:
                 await self.invalid(job, err)
                 return

@@ -67,15 +67,17 @@ def shift_rotation(p: Problem, roster: I32) -> list[ConstraintMatch]:
     return out
 
 
-def _shift_counts(p: Problem, roster: I32) -> I32:
-    counts = np.zeros((p.n_employees, p.n_shifts), dtype=np.int32)
+def _tally(p: Problem, roster: I32, per_day: bool) -> I32:
+    """Worked shifts counted per (employee, shift) or, with `per_day`, per (day, shift)."""
     e_idx, d_idx = np.nonzero(roster >= 0)
-    np.add.at(counts, (e_idx, roster[e_idx, d_idx]), 1)
+    rows, n_rows = (d_idx, p.n_days) if per_day else (e_idx, p.n_employees)
+    counts = np.zeros((n_rows, p.n_shifts), dtype=np.int32)
+    np.add.at(counts, (rows, roster[e_idx, d_idx]), 1)
     return counts
 
 
 def max_shifts_per_type(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    counts = _shift_counts(p, roster)
+    counts = _tally(p, roster, per_day=False)
     out = []
     for e, s in zip(*np.nonzero(counts > p.max_shifts), strict=True):
         days = np.flatnonzero(roster[e] == s).tolist()
@@ -274,10 +276,7 @@ def shift_off_requests(p: Problem, roster: I32) -> list[ConstraintMatch]:
 
 def cover_counts(p: Problem, roster: I32) -> I32:
     """z[d, s]: number of employees on shift s on day d."""
-    z = np.zeros((p.n_days, p.n_shifts), dtype=np.int32)
-    e_idx, d_idx = np.nonzero(roster >= 0)
-    np.add.at(z, (d_idx, roster[e_idx, d_idx]), 1)
-    return z
+    return _tally(p, roster, per_day=True)
 
 
 def cover_under(p: Problem, roster: I32) -> list[ConstraintMatch]:
