@@ -41,6 +41,8 @@ Monday, so there weekend k is days 7k+5 and 7k+6, exactly as FORMAT.md states.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +53,32 @@ I32 = npt.NDArray[np.int32]
 U8 = npt.NDArray[np.uint8]
 
 MINUTES_PER_DAY = 24 * 60
+
+
+@dataclass(frozen=True, eq=False)
+class Lists:
+    """`Problem`'s arrays as (nested) Python lists, same names and shapes."""
+
+    length: list[int]
+    forbidden: list[list[int]]
+    max_shifts: list[list[int]]
+    min_minutes: list[int]
+    max_minutes: list[int]
+    max_consec: list[int]
+    min_consec: list[int]
+    min_off: list[int]
+    max_weekends: list[int]
+    day_off: list[list[int]]
+    weekend: list[int]
+    on_ptr: list[int]
+    on_shift: list[int]
+    on_weight: list[int]
+    off_ptr: list[int]
+    off_shift: list[int]
+    off_weight: list[int]
+    cover_req: list[list[int]]
+    cover_under: list[list[int]]
+    cover_over: list[list[int]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +119,33 @@ class Problem:
     def n_shifts(self) -> int:
         return len(self.shift_ids)
 
+    @cached_property
+    def lists(self) -> Lists:
+        """The arrays as Python lists, for code that reads them cell by cell (the greedy solver,
+        the rules): indexing a list is several times cheaper than indexing an array."""
+        return Lists(
+            length=self.length.tolist(),
+            forbidden=self.forbidden.tolist(),
+            max_shifts=self.max_shifts.tolist(),
+            min_minutes=self.min_minutes.tolist(),
+            max_minutes=self.max_minutes.tolist(),
+            max_consec=self.max_consec.tolist(),
+            min_consec=self.min_consec.tolist(),
+            min_off=self.min_off.tolist(),
+            max_weekends=self.max_weekends.tolist(),
+            day_off=self.day_off.tolist(),
+            weekend=self.weekend.tolist(),
+            on_ptr=self.on_ptr.tolist(),
+            on_shift=self.on_shift.tolist(),
+            on_weight=self.on_weight.tolist(),
+            off_ptr=self.off_ptr.tolist(),
+            off_shift=self.off_shift.tolist(),
+            off_weight=self.off_weight.tolist(),
+            cover_req=self.cover_req.tolist(),
+            cover_under=self.cover_under.tolist(),
+            cover_over=self.cover_over.tolist(),
+        )
+
     def empty_roster(self) -> I32:
         return np.full((self.n_employees, self.n_days), -1, dtype=np.int32)
 
@@ -111,7 +166,12 @@ class Problem:
 
 def weekend_index(start_weekday: int, days: int) -> tuple[I32, int]:
     """Weekend number of each day (-1 on weekdays) and the number of weekends."""
-    weekend = np.full(days, -1, dtype=np.int32)
+    weekend, n = _weekend_list(start_weekday, days)
+    return np.array(weekend, dtype=np.int32), n
+
+
+def _weekend_list(start_weekday: int, days: int) -> tuple[list[int], int]:
+    weekend = [-1] * days
     week_to_index: dict[int, int] = {}
     for d in range(days):
         absolute = start_weekday + d  # 0 = the Monday of day 0's week
@@ -121,25 +181,36 @@ def weekend_index(start_weekday: int, days: int) -> tuple[I32, int]:
 
 
 def _csr(cells: list[list[tuple[int, int]]]) -> tuple[I32, I32, I32]:
-    ptr = np.zeros(len(cells) + 1, dtype=np.int32)
-    ptr[1:] = np.cumsum([len(c) for c in cells])
-    flat = [x for c in cells for x in c]
-    shift = np.array([s for s, _ in flat], dtype=np.int32)
-    weight = np.array([w for _, w in flat], dtype=np.int32)
-    return ptr, shift, weight
+    ptr = [0] * (len(cells) + 1)
+    shift: list[int] = []
+    weight: list[int] = []
+    total = 0
+    for i, c in enumerate(cells):
+        if c:
+            total += len(c)
+            for s, w in c:
+                shift.append(s)
+                weight.append(w)
+        ptr[i + 1] = total
+    return (
+        np.array(ptr, dtype=np.int32),
+        np.array(shift, dtype=np.int32),
+        np.array(weight, dtype=np.int32),
+    )
 
 
 def compile_request(req: SolveRequest) -> Problem:
+    # Built as Python lists and converted once: tiny requests are common and item assignment
+    # into numpy arrays costs far more than the arithmetic here.
     days = req.horizon.days
     shifts = req.shift_types
     s_index = {s.id: i for i, s in enumerate(shifts)}
     n_s, n_e = len(shifts), len(req.employees)
 
-    length = np.array([s.length_minutes for s in shifts], dtype=np.int32)
-    forbidden = np.zeros((n_s, n_s), dtype=np.uint8)
+    forbidden = [[0] * n_s for _ in range(n_s)]
     for a, st in enumerate(shifts):
         for follower in st.cannot_follow:
-            forbidden[a, s_index[follower]] = 1
+            forbidden[a][s_index[follower]] = 1
     if req.min_rest_minutes is not None:
         for a, sa in enumerate(shifts):
             for b, sb in enumerate(shifts):
@@ -147,20 +218,25 @@ def compile_request(req: SolveRequest) -> Problem:
                 end_a = sa.start.hour * 60 + sa.start.minute + sa.length_minutes
                 start_b = MINUTES_PER_DAY + sb.start.hour * 60 + sb.start.minute
                 if start_b - end_a < req.min_rest_minutes:
-                    forbidden[a, b] = 1
+                    forbidden[a][b] = 1
 
-    weekend, n_weekends = weekend_index(req.horizon.start_date.weekday(), days)
+    weekend, n_weekends = _weekend_list(req.horizon.start_date.weekday(), days)
 
-    max_shifts = np.zeros((n_e, n_s), dtype=np.int32)
-    day_off = np.zeros((n_e, days), dtype=np.uint8)
+    max_shifts = [[0] * n_s for _ in range(n_e)]
+    day_off = [[0] * days for _ in range(n_e)]
     on_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
     off_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
+    required = [set(st.required_skills) for st in shifts]
     for e, emp in enumerate(req.employees):
         skills = set(emp.skills)
+        limits = emp.max_shifts
+        row = max_shifts[e]
         for s, st in enumerate(shifts):
-            if set(st.required_skills) <= skills:
-                max_shifts[e, s] = min(emp.max_shifts.get(st.id, days), days)
-        day_off[e, emp.days_off] = 1
+            if required[s] <= skills:
+                row[s] = min(limits.get(st.id, days), days)
+        off_row = day_off[e]
+        for d in emp.days_off:
+            off_row[d] = 1
         for r in emp.shift_on_requests:
             on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
         for r in emp.shift_off_requests:
@@ -169,25 +245,29 @@ def compile_request(req: SolveRequest) -> Problem:
     def per_employee(values: list[int]) -> I32:
         return np.array(values, dtype=np.int32)
 
+    def grid(rows: list[list[int]], dtype: type[np.generic], shape: tuple[int, int]) -> Any:
+        # reshape keeps the 2-D shape when one side is 0 (np.array of [] would be 1-D)
+        return np.array(rows, dtype=dtype).reshape(shape)
+
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
-    cover_req = np.zeros((days, n_s), dtype=np.int32)
-    cover_under = np.zeros((days, n_s), dtype=np.int32)
-    cover_over = np.zeros((days, n_s), dtype=np.int32)
+    cover_req = [[0] * n_s for _ in range(days)]
+    cover_under = [[0] * n_s for _ in range(days)]
+    cover_over = [[0] * n_s for _ in range(days)]
     for c in req.cover:
         col = s_index[c.shift]
-        cover_req[c.day, col] = c.required
-        cover_under[c.day, col] = c.under_weight
-        cover_over[c.day, col] = c.over_weight
+        cover_req[c.day][col] = c.required
+        cover_under[c.day][col] = c.under_weight
+        cover_over[c.day][col] = c.over_weight
 
     on_ptr, on_shift, on_weight = _csr(on_cells)
     off_ptr, off_shift, off_weight = _csr(off_cells)
     return Problem(
         shift_ids=tuple(s.id for s in shifts),
         employee_ids=tuple(e.id for e in emps),
-        length=length,
-        forbidden=forbidden,
-        max_shifts=max_shifts,
+        length=np.array([s.length_minutes for s in shifts], dtype=np.int32),
+        forbidden=grid(forbidden, np.uint8, (n_s, n_s)),
+        max_shifts=grid(max_shifts, np.int32, (n_e, n_s)),
         min_minutes=per_employee([e.min_minutes for e in emps]),
         max_minutes=per_employee(
             [no_minutes_limit if e.max_minutes is None else min(e.max_minutes, no_minutes_limit)
@@ -200,8 +280,8 @@ def compile_request(req: SolveRequest) -> Problem:
             [n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends)
              for e in emps]
         ),
-        day_off=day_off,
-        weekend=weekend,
+        day_off=grid(day_off, np.uint8, (n_e, days)),
+        weekend=np.array(weekend, dtype=np.int32),
         n_weekends=n_weekends,
         on_ptr=on_ptr,
         on_shift=on_shift,
@@ -209,7 +289,7 @@ def compile_request(req: SolveRequest) -> Problem:
         off_ptr=off_ptr,
         off_shift=off_shift,
         off_weight=off_weight,
-        cover_req=cover_req,
-        cover_under=cover_under,
-        cover_over=cover_over,
+        cover_req=grid(cover_req, np.int32, (days, n_s)),
+        cover_under=grid(cover_under, np.int32, (days, n_s)),
+        cover_over=grid(cover_over, np.int32, (days, n_s)),
     )

@@ -17,7 +17,7 @@ from shared.roster.model import (
     SolverStats,
     Uncovered,
 )
-from shared.roster.rules import RULES, cover_counts, total_minutes
+from shared.roster.rules import RULES, Rows, cover_counts, total_minutes
 
 
 @dataclass(frozen=True)
@@ -61,63 +61,109 @@ def check_roster(problem: Problem, roster: I32) -> I32:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
+def checked_rows(problem: Problem, roster: I32) -> Rows:
+    """`check_roster` as nested lists, which is what the rules read."""
+    if isinstance(roster, np.ndarray) and roster.dtype == np.int32 and roster.ndim == 2:
+        # Checked on the lists: two numpy reductions cost more than a tiny roster's scan.
+        want = (problem.n_employees, problem.n_days)
+        if roster.shape != want:
+            raise ValueError(f"roster has shape {roster.shape}, expected {want} (employees, days)")
+        rows: Rows = roster.tolist()
+        if roster.size and (
+            min(map(min, rows)) < -1 or max(map(max, rows)) >= problem.n_shifts
+        ):
+            raise ValueError(
+                f"roster values must be -1 (day off) or a shift index below {problem.n_shifts}"
+            )
+        return rows
+    return check_roster(problem, roster).tolist()  # type: ignore[no-any-return]
+
+
 def evaluate(problem: Problem, roster: I32) -> Evaluation:
-    roster = check_roster(problem, roster)
+    return _evaluate_rows(problem, checked_rows(problem, roster))
+
+
+# The models' validators called directly: the same validation as `Model(**fields)` without the
+# keyword-argument wrapper, which costs about as much again on these small models.
+_rule_score = RuleScore.__pydantic_validator__.validate_python
+_employee_score = EmployeeScore.__pydantic_validator__.validate_python
+_employee_roster = EmployeeRoster.__pydantic_validator__.validate_python
+
+
+def _evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
     scores = []
     for rule in RULES:
-        matches = rule.check(problem, roster)
+        matches = rule.check(problem, rows)
+        hard_violations = penalty = 0
+        for m in matches:
+            hard_violations += m.hard_violations
+            penalty += m.penalty
         scores.append(
-            RuleScore(
-                rule=rule.name,
-                hard=rule.hard,
-                hard_violations=sum(m.hard_violations for m in matches),
-                penalty=sum(m.penalty for m in matches),
-                matches=matches,
+            _rule_score(
+                {
+                    "rule": rule.name,
+                    "hard": rule.hard,
+                    "hard_violations": hard_violations,
+                    "penalty": penalty,
+                    "matches": matches,
+                }
             )
         )
     return Evaluation(tuple(scores))
 
 
 def build_result(
-    problem: Problem, roster: I32, stats: SolverStats | None = None
+    problem: Problem,
+    roster: I32,
+    stats: SolverStats | None = None,
+    *,
+    evaluation: Evaluation | None = None,
 ) -> SolveResult:
-    roster = check_roster(problem, roster)
-    ev = evaluate(problem, roster)
+    """The scored result; `evaluation`, when given, must be `evaluate(problem, roster)` (a
+    solver that already scored its roster passes it on rather than have it scored again)."""
+    rows = checked_rows(problem, roster)
+    ev = evaluation if evaluation is not None else _evaluate_rows(problem, rows)
     per_employee: dict[str, list[int]] = {e: [0, 0] for e in problem.employee_ids}
     for m in ev.matches:
         if m.employee is not None:
             per_employee[m.employee][0] += m.hard_violations
             per_employee[m.employee][1] += m.penalty
-    minutes = total_minutes(problem, roster)
-    shifts = (roster >= 0).sum(axis=1)
-    z = cover_counts(problem, roster)
-    short = np.argwhere(z < problem.cover_req)
+    minutes = total_minutes(problem, rows)
+    shifts = [sum(1 for s in row if s >= 0) for row in rows]
+    z = cover_counts(problem, rows)
+    required = problem.lists.cover_req
+    short = [
+        (d, s)
+        for d, (zd, rd) in enumerate(zip(z, required, strict=True))
+        for s in range(problem.n_shifts)
+        if zd[s] < rd[s]
+    ]
+    ids = problem.shift_ids
     return SolveResult(
         assignments=[
-            EmployeeRoster(employee=e, shifts=row)
-            for e, row in zip(problem.employee_ids, problem.decode(roster), strict=True)
+            _employee_roster(
+                {"employee": e, "shifts": [None if s < 0 else ids[s] for s in row]}
+            )
+            for e, row in zip(problem.employee_ids, rows, strict=True)
         ],
         score=ev.score,
         feasible=ev.feasible,
         breakdown=list(ev.rules),
         employees=[
-            EmployeeScore(
-                employee=e,
-                hard_violations=hv,
-                penalty=pen,
-                minutes=int(minutes[i]),
-                shifts=int(shifts[i]),
+            _employee_score(
+                {
+                    "employee": e,
+                    "hard_violations": hv,
+                    "penalty": pen,
+                    "minutes": minutes[i],
+                    "shifts": shifts[i],
+                }
             )
             for i, (e, (hv, pen)) in enumerate(per_employee.items())
         ],
         uncovered=[
-            Uncovered(
-                day=int(d),
-                shift=problem.shift_ids[s],
-                required=int(problem.cover_req[d, s]),
-                assigned=int(z[d, s]),
-            )
-            for d, s in short.tolist()
+            Uncovered(day=d, shift=ids[s], required=required[d][s], assigned=z[d][s])
+            for d, s in short
         ],
         stats=stats,
     )

@@ -24,8 +24,9 @@ the measure used here: the two agree on zero but count differently.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,26 @@ import numpy as np
 from shared.roster.compiled import I32, Problem
 from shared.roster.evaluator import evaluate
 from shared.roster.solving import SolveControl, SolverRun
+
+# Seeding a numpy generator costs more than solving a tiny roster, so each thread keeps one
+# generator and resets it to a remembered per-seed start state (same stream as a fresh one).
+_SEED_STATES: dict[int, Mapping[str, Any]] = {}
+_SEED_STATES_MAX = 256
+_thread_rng = threading.local()
+
+
+def _rng(seed: int) -> np.random.Generator:
+    state = _SEED_STATES.get(seed)
+    if state is None:
+        state = np.random.default_rng(seed).bit_generator.state
+        if len(_SEED_STATES) < _SEED_STATES_MAX:
+            _SEED_STATES[seed] = state
+    gen: np.random.Generator | None = getattr(_thread_rng, "gen", None)
+    if gen is None:
+        gen = _thread_rng.gen = np.random.default_rng(0)
+    gen.bit_generator.state = state
+    return gen
+
 
 OFF = -1
 # Repair rounds are bounded by count, not by time, so a seed always gives the same roster.
@@ -78,38 +99,67 @@ class Greedy:
         self.control = control
         self.deadline = deadline
         self.timed_out = False
-        self.rng = np.random.default_rng(seed)
+        self.rng = _rng(seed)
         self.E, self.D, self.S = p.n_employees, p.n_days, p.n_shifts
-        self.length = p.length.tolist()
+        lists = p.lists
+        self.length = lists.length
         self.min_len = max(1, min(self.length))
-        self.forbidden = p.forbidden.astype(bool).tolist()
-        self.max_shifts = p.max_shifts.tolist()
-        self.min_minutes = p.min_minutes.tolist()
-        self.max_minutes = p.max_minutes.tolist()
-        self.max_consec = p.max_consec.tolist()
-        self.min_consec = p.min_consec.tolist()
-        self.min_off = p.min_off.tolist()
-        self.max_weekends = p.max_weekends.tolist()
-        self.day_off = p.day_off.astype(bool).tolist()
-        self.weekend = p.weekend.tolist()
-        self.req = p.cover_req.tolist()
-        self.under = p.cover_under.tolist()
-        self.over = p.cover_over.tolist()
+        # The flags are 0/1 ints; every use below only tests their truth.
+        self.forbidden = lists.forbidden
+        self.max_shifts = lists.max_shifts
+        self.min_minutes = lists.min_minutes
+        self.max_minutes = lists.max_minutes
+        self.max_consec = lists.max_consec
+        self.min_consec = lists.min_consec
+        self.min_off = lists.min_off
+        self.max_weekends = lists.max_weekends
+        self.day_off = lists.day_off
+        self.weekend = lists.weekend
+        self.req = lists.cover_req
+        self.under = lists.cover_under
+        self.over = lists.cover_over
         # Request weights per cell: on[e][d] = {shift: weight}, same for off.
-        self.on: list[list[dict[int, int]]] = self._requests(p.on_ptr, p.on_shift, p.on_weight)
-        self.off: list[list[dict[int, int]]] = self._requests(p.off_ptr, p.off_shift, p.off_weight)
+        self.on: list[list[dict[int, int]]] = self._requests(
+            lists.on_ptr, lists.on_shift, lists.on_weight
+        )
+        self.off: list[list[dict[int, int]]] = self._requests(
+            lists.off_ptr, lists.off_shift, lists.off_weight
+        )
         # Random tie-breaks, fixed per employee so the run is reproducible for a seed.
         self.jitter = self.rng.random(self.E).tolist()
         self.st = _State.start(p)
 
-    def _requests(self, ptr: I32, shift: I32, weight: I32) -> list[list[dict[int, int]]]:
+    def _requests(
+        self, ptr: list[int], shift: list[int], weight: list[int]
+    ) -> list[list[dict[int, int]]]:
         out: list[list[dict[int, int]]] = [[{} for _ in range(self.D)] for _ in range(self.E)]
-        ptr_l, shift_l, weight_l = ptr.tolist(), shift.tolist(), weight.tolist()
+        if ptr[-1] == 0:
+            return out
         for cell in range(self.E * self.D):
-            for k in range(ptr_l[cell], ptr_l[cell + 1]):
+            for k in range(ptr[cell], ptr[cell + 1]):
                 e, d = divmod(cell, self.D)
-                out[e][d][shift_l[k]] = out[e][d].get(shift_l[k], 0) + weight_l[k]
+                out[e][d][shift[k]] = out[e][d].get(shift[k], 0) + weight[k]
         return out
+
+    def soft_penalty(self) -> int:
+        """The roster's soft penalty from the tallies (what the evaluator's soft rules sum)."""
+        st = self.st
+        total = 0
+        for d in range(self.D):
+            z, req, under, over = st.z[d], self.req[d], self.under[d], self.over[d]
+            for s in range(self.S):
+                if z[s] < req[s]:
+                    total += (req[s] - z[s]) * under[s]
+                elif z[s] > req[s]:
+                    total += (z[s] - req[s]) * over[s]
+        for e in range(self.E):
+            row, on_e, off_e = st.roster[e], self.on[e], self.off[e]
+            for d in range(self.D):
+                if on_e[d]:
+                    total += sum(w for t, w in on_e[d].items() if t != row[d])
+                if off_e[d]:
+                    total += off_e[d].get(row[d], 0)
+        return total
 
     # ------------------------------------------------------------------ moves and tallies
 
@@ -155,23 +205,28 @@ class Greedy:
 
     def can_add(self, e: int, d: int, s: int) -> bool:
         """Whether (e, d) may take shift s without breaking a locally checkable hard rule."""
+        return self.run_if_added(e, d, s) is not None
+
+    def run_if_added(self, e: int, d: int, s: int) -> tuple[int, int] | None:
+        """The bounds of the run day d would join if (e, d) took shift s, or None when that
+        breaks a locally checkable hard rule (`can_add`)."""
         st = self.st
         row = st.roster[e]
         if row[d] != OFF or self.day_off[e][d]:
-            return False
+            return None
         if st.count[e][s] >= self.max_shifts[e][s]:
-            return False
+            return None
         if st.minutes[e] + self.length[s] > self.max_minutes[e]:
-            return False
+            return None
         if d > 0 and row[d - 1] >= 0 and self.forbidden[row[d - 1]][s]:
-            return False
+            return None
         if d + 1 < self.D and row[d + 1] >= 0 and self.forbidden[s][row[d + 1]]:
-            return False
+            return None
         w = self.weekend[d]
         if w >= 0 and st.weekend_days[e][w] == 0:
             worked = sum(1 for x in st.weekend_days[e] if x > 0)
             if worked + 1 > self.max_weekends[e]:
-                return False
+                return None
         left = d
         while left > 0 and row[left - 1] >= 0:
             left -= 1
@@ -179,7 +234,7 @@ class Greedy:
         while right + 1 < self.D and row[right + 1] >= 0:
             right += 1
         if right - left + 1 > self.max_consec[e]:
-            return False
+            return None
         min_off = self.min_off[e]
         if min_off > 1:
             # The day-off gaps this assignment leaves on either side must stay long enough
@@ -189,14 +244,14 @@ class Greedy:
             while g >= 0 and row[g] == OFF:
                 g -= 1
             if g >= 0 and 0 < gap_end - g < min_off:
-                return False
+                return None
             gap_start = right + 1
             g = gap_start
             while g < self.D and row[g] == OFF:
                 g += 1
             if g < self.D and 0 < g - gap_start < min_off:
-                return False
-        return True
+                return None
+        return left, right
 
     def run_bonus(self, e: int, d: int) -> int:
         """How much working day d helps this employee's runs: joining a run is worth more while
@@ -218,13 +273,6 @@ class Greedy:
         short = (right - left) < self.min_consec[e]
         return 3 if short else 1
 
-    def weekend_bonus(self, e: int, d: int) -> int:
-        """Working the other half of a weekend already worked costs no weekend allowance."""
-        w = self.weekend[d]
-        if w < 0:
-            return 0
-        return 2 if self.st.weekend_days[e][w] > 0 else -1
-
     def run_bounds(self, e: int, d: int) -> tuple[int, int]:
         row = self.st.roster[e]
         left = d
@@ -238,7 +286,7 @@ class Greedy:
     # ------------------------------------------------------------------ phase 1: cover
 
     def fill_cover(self) -> None:
-        cells = []
+        wanted = []
         for d in range(self.D):
             for s in range(self.S):
                 need = self.req[d][s]
@@ -247,7 +295,10 @@ class Greedy:
                 avail = sum(
                     1 for e in range(self.E) if self.max_shifts[e][s] > 0 and not self.day_off[e][d]
                 )
-                cells.append((avail / need, float(self.rng.random()), d, s))
+                wanted.append((avail / need, d, s))
+        # One draw for all cells yields the same numbers as one draw per cell, much cheaper.
+        ties = self.rng.random(len(wanted)).tolist()
+        cells = [(r, tie, d, s) for (r, d, s), tie in zip(wanted, ties, strict=True)]
         cells.sort()
         for _, _, d, s in cells:
             for _ in range(self.req[d][s] - self.st.z[d][s]):
@@ -260,23 +311,39 @@ class Greedy:
 
     def pick(self, d: int, s: int) -> int:
         best, best_key = -1, (0.0, 0.0)
-        remaining_days = self.D - d
+        # Hoisted lookups: this loop runs for every head of every cover cell.
+        minutes, min_minutes, max_minutes = self.st.minutes, self.min_minutes, self.max_minutes
+        on, off, jitter, min_len = self.on, self.off, self.jitter, self.min_len
+        run_if_added, min_consec = self.run_if_added, self.min_consec
+        weekend_days, w = self.st.weekend_days, self.weekend[d]
+        span = self.length[s] * (self.D - d)
         for e in range(self.E):
-            if not self.can_add(e, d, s):
+            run = run_if_added(e, d, s)
+            if run is None:
                 continue
-            deficit = max(0, self.min_minutes[e] - self.st.minutes[e]) / self.min_len
-            wish = self.on[e][d].get(s, 0) * 4 - self.off[e][d].get(s, 0) * 4
-            if self.on[e][d] and s not in self.on[e][d]:
-                wish -= 2
+            left, right = run
+            # `run_bonus` from the run bounds already found; working the other half of a weekend
+            # already worked costs no weekend allowance.
+            run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1
+            weekend_bonus = 0 if w < 0 else (2 if weekend_days[e][w] > 0 else -1)
+            deficit = max(0, min_minutes[e] - minutes[e]) / min_len
+            on_cell, off_cell = on[e][d], off[e][d]
+            wish = 0
+            if on_cell:
+                wish = on_cell.get(s, 0) * 4
+                if s not in on_cell:
+                    wish -= 2
+            if off_cell:
+                wish -= off_cell.get(s, 0) * 4
             # Capacity left relative to the horizon: spread work over those who can take it.
-            room = (self.max_minutes[e] - self.st.minutes[e]) / (self.length[s] * remaining_days)
+            room = (max_minutes[e] - minutes[e]) / span
             key = (
                 wish
-                + 3 * self.run_bonus(e, d)
-                + self.weekend_bonus(e, d)
+                + 3 * run_bonus
+                + weekend_bonus
                 + min(deficit, 8)
                 + min(room, 1.0),
-                self.jitter[e],
+                jitter[e],
             )
             if best < 0 or key > best_key:
                 best, best_key = e, key
@@ -547,7 +614,7 @@ class Greedy:
                         continue
                     if last >= 0 and forbidden[last][s]:
                         continue
-                    gain = self.under[d][s] if z[s] < req[s] else -self.over[d][s]
+                    gain: float = self.under[d][s] if z[s] < req[s] else -self.over[d][s]
                     gain -= off_req.get(s, 0) + sum(v for t, v in on.items() if t != s)
                     if minutes < min_m:
                         gain += need_weight * min(length[s], min_m - minutes) / self.min_len
@@ -713,9 +780,11 @@ def solve_greedy(
     g.fill_minutes()
     g.fix_short_runs()
     g.repair()
-    g.improve()
-    g.polish()
-    g.swap_requests()
+    for phase in (g.improve, g.polish, g.swap_requests):
+        # Each phase only takes changes that lower the penalty, so at zero it cannot help.
+        if g.soft_penalty() == 0:
+            break
+        phase()
     roster = g.roster()
     score = evaluate(problem, roster)
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -732,4 +801,5 @@ def solve_greedy(
         time_to_best_ms=elapsed_ms,
         cancelled=cancelled,
         timed_out=g.timed_out,
+        evaluation=score,
     )

@@ -146,10 +146,11 @@ class SolveRequest(_Model):
     @field_validator("shift_types", "employees", mode="after")
     @classmethod
     def _ids_are_unique(cls, items: list[ShiftType] | list[Employee], info: ValidationInfo) -> list:  # type: ignore[type-arg]
-        dupes = [i for i, n in Counter(x.id for x in items).items() if n > 1]
-        if dupes:
-            raise ValueError(f"duplicate id {dupes[0]!r} in {info.field_name}")
-        return items
+        ids = [x.id for x in items]
+        if len(set(ids)) == len(ids):
+            return items
+        dupes = [i for i, n in Counter(ids).items() if n > 1]
+        raise ValueError(f"duplicate id {dupes[0]!r} in {info.field_name}")
 
     @model_validator(mode="after")
     def _within_limits(self, info: ValidationInfo) -> SolveRequest:
@@ -169,17 +170,18 @@ class SolveRequest(_Model):
         days = self.horizon.days
         shift_ids = {s.id for s in self.shift_types}
 
-        def day_in_horizon(where: str, day: int) -> None:
-            if day >= days:
-                raise ValueError(f"{where}: day {day} is outside the horizon of {days} days")
+        # The field path is only formatted once something is wrong: building it for every
+        # item cost more than all the checks on a small request.
+        def outside(where: str, day: int) -> ValueError:
+            return ValueError(f"{where}: day {day} is outside the horizon of {days} days")
 
-        def known_shift(where: str, shift: str) -> None:
-            if shift not in shift_ids:
-                raise ValueError(f"{where}: unknown shift type {shift!r}")
+        def unknown(where: str, shift: str) -> ValueError:
+            return ValueError(f"{where}: unknown shift type {shift!r}")
 
         for i, st in enumerate(self.shift_types):
             for follower in st.cannot_follow:
-                known_shift(f"shift_types[{i}].cannot_follow", follower)
+                if follower not in shift_ids:
+                    raise unknown(f"shift_types[{i}].cannot_follow", follower)
         if self.min_rest_minutes is not None:
             missing = [s.id for s in self.shift_types if s.start is None]
             if missing:
@@ -189,21 +191,30 @@ class SolveRequest(_Model):
                 )
         seen_cover: set[tuple[int, str]] = set()
         for i, c in enumerate(self.cover):
-            day_in_horizon(f"cover[{i}].day", c.day)
-            known_shift(f"cover[{i}].shift", c.shift)
-            if (c.day, c.shift) in seen_cover:
+            if c.day >= days:
+                raise outside(f"cover[{i}].day", c.day)
+            if c.shift not in shift_ids:
+                raise unknown(f"cover[{i}].shift", c.shift)
+            cell = (c.day, c.shift)
+            if cell in seen_cover:
                 raise ValueError(f"cover[{i}]: duplicate cover for day {c.day} shift {c.shift!r}")
-            seen_cover.add((c.day, c.shift))
+            seen_cover.add(cell)
         for i, e in enumerate(self.employees):
-            where = f"employees[{i}] ({e.id!r})"
             for shift in e.max_shifts:
-                known_shift(f"{where}.max_shifts", shift)
+                if shift not in shift_ids:
+                    raise unknown(f"employees[{i}] ({e.id!r}).max_shifts", shift)
             for day in e.days_off:
-                day_in_horizon(f"{where}.days_off", day)
-            for kind in ("shift_on_requests", "shift_off_requests"):
-                for j, r in enumerate(getattr(e, kind)):
-                    day_in_horizon(f"{where}.{kind}[{j}].day", r.day)
-                    known_shift(f"{where}.{kind}[{j}].shift", r.shift)
+                if day >= days:
+                    raise outside(f"employees[{i}] ({e.id!r}).days_off", day)
+            for kind, requests in (
+                ("shift_on_requests", e.shift_on_requests),
+                ("shift_off_requests", e.shift_off_requests),
+            ):
+                for j, r in enumerate(requests):
+                    if r.day >= days:
+                        raise outside(f"employees[{i}] ({e.id!r}).{kind}[{j}].day", r.day)
+                    if r.shift not in shift_ids:
+                        raise unknown(f"employees[{i}] ({e.id!r}).{kind}[{j}].shift", r.shift)
         return self
 
 

@@ -7,6 +7,10 @@ message says by how much. The soft rules are exactly Curtois & Qu's objective (F
 the sum of all penalties is the published objective of a roster.
 
 `csolver/src/score.c` implements the same rules with the same counting; a test compares them.
+
+The rules read the roster as nested Python lists (`Rows`, converted once by the evaluator) and
+the problem through `Problem.lists`: most rosters are small, and there plain loops beat numpy,
+whose per-call overhead dominated the cost of scoring a tiny roster.
 """
 
 from __future__ import annotations
@@ -14,29 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
-from shared.roster.compiled import I32, Problem
+from shared.roster.compiled import Problem
 from shared.roster.model import ConstraintMatch
+
+Rows = list[list[int]]  # roster[e][d]: shift index, -1 = day off
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
     hard: bool
-    check: Callable[[Problem, I32], list[ConstraintMatch]]
+    check: Callable[[Problem, Rows], list[ConstraintMatch]]
 
 
-def runs(worked: np.ndarray) -> Iterator[tuple[bool, int, int]]:
-    """Maximal runs of equal values in a boolean row: (value, first day, length)."""
-    n = len(worked)
-    if n == 0:
-        return
-    edges = np.flatnonzero(np.diff(worked.astype(np.int8))) + 1
-    starts = np.concatenate(([0], edges))
-    ends = np.concatenate((edges, [n]))
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        yield bool(worked[s]), s, e - s
+def runs(row: list[int]) -> Iterator[tuple[bool, int, int]]:
+    """Maximal runs of worked (>= 0) or free days in a row: (worked, first day, length)."""
+    n = len(row)
+    first = 0
+    while first < n:
+        worked = row[first] >= 0
+        end = first + 1
+        while end < n and (row[end] >= 0) is worked:
+            end += 1
+        yield worked, first, end - first
+        first = end
 
 
 def _span(first: int, length: int) -> list[int]:
@@ -46,94 +51,101 @@ def _span(first: int, length: int) -> list[int]:
 # ----------------------------------------------------------------------------- hard rules
 
 
-def shift_rotation(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    today, tomorrow = roster[:, :-1], roster[:, 1:]
-    both = (today >= 0) & (tomorrow >= 0)
-    bad = np.zeros_like(both)
-    bad[both] = p.forbidden[today[both], tomorrow[both]] == 1
+def shift_rotation(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    forbidden = p.lists.forbidden
     out = []
-    for e, d in zip(*np.nonzero(bad), strict=True):
-        a, b = p.shift_ids[roster[e, d]], p.shift_ids[roster[e, d + 1]]
-        out.append(
-            ConstraintMatch(
-                rule="shift_rotation",
-                employee=p.employee_ids[e],
-                days=[int(d), int(d) + 1],
-                shift=b,
-                hard_violations=1,
-                message=f"{b} on day {d + 1} may not follow {a} on day {d}",
-            )
-        )
+    for e, row in enumerate(roster):
+        for d in range(len(row) - 1):
+            a, b = row[d], row[d + 1]
+            if a >= 0 and b >= 0 and forbidden[a][b]:
+                sa, sb = p.shift_ids[a], p.shift_ids[b]
+                out.append(
+                    ConstraintMatch(
+                        rule="shift_rotation",
+                        employee=p.employee_ids[e],
+                        days=[d, d + 1],
+                        shift=sb,
+                        hard_violations=1,
+                        message=f"{sb} on day {d + 1} may not follow {sa} on day {d}",
+                    )
+                )
     return out
 
 
-def _tally(p: Problem, roster: I32, per_day: bool) -> I32:
-    """Worked shifts counted per (employee, shift) or, with `per_day`, per (day, shift)."""
-    e_idx, d_idx = np.nonzero(roster >= 0)
-    rows, n_rows = (d_idx, p.n_days) if per_day else (e_idx, p.n_employees)
-    counts = np.zeros((n_rows, p.n_shifts), dtype=np.int32)
-    np.add.at(counts, (rows, roster[e_idx, d_idx]), 1)
+def shift_counts(p: Problem, roster: Rows) -> Rows:
+    """counts[e][s]: shifts of type s the employee works."""
+    counts = [[0] * p.n_shifts for _ in roster]
+    for row, c in zip(roster, counts, strict=True):
+        for s in row:
+            if s >= 0:
+                c[s] += 1
     return counts
 
 
-def max_shifts_per_type(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    counts = _tally(p, roster, per_day=False)
+def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    max_shifts = p.lists.max_shifts
     out = []
-    for e, s in zip(*np.nonzero(counts > p.max_shifts), strict=True):
-        days = np.flatnonzero(roster[e] == s).tolist()
-        limit, n = int(p.max_shifts[e, s]), int(counts[e, s])
-        why = "is not eligible for" if limit == 0 else f"may work at most {limit} of"
-        out.append(
-            ConstraintMatch(
-                rule="max_shifts_per_type",
-                employee=p.employee_ids[e],
-                days=days,
-                shift=p.shift_ids[s],
-                hard_violations=1,
-                message=f"{why} shift {p.shift_ids[s]} but works {n}",
+    for e, counts in enumerate(shift_counts(p, roster)):
+        for s, n in enumerate(counts):
+            limit = max_shifts[e][s]
+            if n <= limit:
+                continue
+            days = [d for d, v in enumerate(roster[e]) if v == s]
+            why = "is not eligible for" if limit == 0 else f"may work at most {limit} of"
+            out.append(
+                ConstraintMatch(
+                    rule="max_shifts_per_type",
+                    employee=p.employee_ids[e],
+                    days=days,
+                    shift=p.shift_ids[s],
+                    hard_violations=1,
+                    message=f"{why} shift {p.shift_ids[s]} but works {n}",
+                )
             )
-        )
     return out
 
 
-def total_minutes(p: Problem, roster: I32) -> I32:
-    lengths = np.where(roster >= 0, p.length[np.maximum(roster, 0)], 0)
-    return lengths.sum(axis=1).astype(np.int32)  # type: ignore[no-any-return]
+def total_minutes(p: Problem, roster: Rows) -> list[int]:
+    length = p.lists.length
+    return [sum(length[s] for s in row if s >= 0) for row in roster]
 
 
-def max_total_minutes(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    minutes = total_minutes(p, roster)
+def max_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    limits = p.lists.max_minutes
     return [
         ConstraintMatch(
             rule="max_total_minutes",
             employee=p.employee_ids[e],
             hard_violations=1,
-            message=f"works {minutes[e]} minutes, {minutes[e] - p.max_minutes[e]} over the "
-            f"maximum of {p.max_minutes[e]}",
+            message=f"works {m} minutes, {m - limits[e]} over the maximum of {limits[e]}",
         )
-        for e in np.flatnonzero(minutes > p.max_minutes)
+        for e, m in enumerate(total_minutes(p, roster))
+        if m > limits[e]
     ]
 
 
-def min_total_minutes(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    minutes = total_minutes(p, roster)
+def min_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    limits = p.lists.min_minutes
     return [
         ConstraintMatch(
             rule="min_total_minutes",
             employee=p.employee_ids[e],
             hard_violations=1,
-            message=f"works {minutes[e]} minutes, {p.min_minutes[e] - minutes[e]} short of the "
-            f"minimum of {p.min_minutes[e]}",
+            message=f"works {m} minutes, {limits[e] - m} short of the minimum of {limits[e]}",
         )
-        for e in np.flatnonzero(minutes < p.min_minutes)
+        for e, m in enumerate(total_minutes(p, roster))
+        if m < limits[e]
     ]
 
 
-def max_consecutive_shifts(p: Problem, roster: I32) -> list[ConstraintMatch]:
+def max_consecutive_shifts(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    limits = p.lists.max_consec
     out = []
-    for e in range(p.n_employees):
-        limit = int(p.max_consec[e])
-        for worked, first, n in runs(roster[e] >= 0):
+    for e, row in enumerate(roster):
+        limit = limits[e]
+        if limit >= len(row):
+            continue  # no run can be longer than the horizon
+        for worked, first, n in runs(row):
             if worked and n > limit:
                 out.append(
                     ConstraintMatch(
@@ -149,16 +161,16 @@ def max_consecutive_shifts(p: Problem, roster: I32) -> list[ConstraintMatch]:
 
 
 def _short_inner_runs(
-    p: Problem, roster: I32, want_worked: bool, minimum: I32, rule: str, what: str
+    p: Problem, roster: Rows, want_worked: bool, minimum: list[int], rule: str, what: str
 ) -> list[ConstraintMatch]:
     """Runs shorter than the minimum; runs touching either horizon edge are exempt (FORMAT.md)."""
     out = []
     last = p.n_days - 1
-    for e in range(p.n_employees):
-        limit = int(minimum[e])
+    for e, row in enumerate(roster):
+        limit = minimum[e]
         if limit <= 1:
             continue
-        for worked, first, n in runs(roster[e] >= 0):
+        for worked, first, n in runs(row):
             if worked is want_worked and n < limit and first > 0 and first + n - 1 < last:
                 out.append(
                     ConstraintMatch(
@@ -173,55 +185,60 @@ def _short_inner_runs(
     return out
 
 
-def min_consecutive_shifts(p: Problem, roster: I32) -> list[ConstraintMatch]:
+def min_consecutive_shifts(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     return _short_inner_runs(
-        p, roster, True, p.min_consec, "min_consecutive_shifts", "working days"
+        p, roster, True, p.lists.min_consec, "min_consecutive_shifts", "working days"
     )
 
 
-def min_consecutive_days_off(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    return _short_inner_runs(p, roster, False, p.min_off, "min_consecutive_days_off", "days off")
+def min_consecutive_days_off(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    return _short_inner_runs(
+        p, roster, False, p.lists.min_off, "min_consecutive_days_off", "days off"
+    )
 
 
-def worked_weekends(p: Problem, roster: I32) -> list[list[int]]:
+def worked_weekends(p: Problem, roster: Rows) -> list[list[int]]:
     """Per employee, the indexes of the weekends they work (Saturday or Sunday)."""
-    weekend_days = np.flatnonzero(p.weekend >= 0)
-    out: list[list[int]] = []
-    for e in range(p.n_employees):
-        on = weekend_days[roster[e, weekend_days] >= 0]
-        out.append(sorted(set(p.weekend[on].tolist())))
-    return out
+    weekend = p.lists.weekend
+    weekend_days = [d for d, w in enumerate(weekend) if w >= 0]
+    return [sorted({weekend[d] for d in weekend_days if row[d] >= 0}) for row in roster]
 
 
-def max_weekends(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    out = []
+def max_weekends(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    limits = p.lists.max_weekends
+    out: list[ConstraintMatch] = []
+    if not p.n_weekends:
+        return out
+    weekend = p.lists.weekend
     for e, weekends in enumerate(worked_weekends(p, roster)):
-        if len(weekends) > p.max_weekends[e]:
-            days = [d for d in np.flatnonzero(p.weekend >= 0).tolist() if roster[e, d] >= 0]
+        if len(weekends) > limits[e]:
+            days = [d for d, w in enumerate(weekend) if w >= 0 and roster[e][d] >= 0]
             out.append(
                 ConstraintMatch(
                     rule="max_weekends",
                     employee=p.employee_ids[e],
                     days=days,
                     hard_violations=1,
-                    message=f"works {len(weekends)} weekends, maximum {p.max_weekends[e]}",
+                    message=f"works {len(weekends)} weekends, maximum {limits[e]}",
                 )
             )
     return out
 
 
-def days_off(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    bad = (p.day_off == 1) & (roster >= 0)
+def days_off(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    fixed = p.lists.day_off
     return [
         ConstraintMatch(
             rule="days_off",
             employee=p.employee_ids[e],
-            days=[int(d)],
-            shift=p.shift_ids[roster[e, d]],
+            days=[d],
+            shift=p.shift_ids[s],
             hard_violations=1,
-            message=f"works {p.shift_ids[roster[e, d]]} on day {d}, a fixed day off",
+            message=f"works {p.shift_ids[s]} on day {d}, a fixed day off",
         )
-        for e, d in zip(*np.nonzero(bad), strict=True)
+        for e, row in enumerate(roster)
+        for d, s in enumerate(row)
+        if s >= 0 and fixed[e][d]
     ]
 
 
@@ -229,19 +246,26 @@ def days_off(p: Problem, roster: I32) -> list[ConstraintMatch]:
 
 
 def _requests(
-    p: Problem, roster: I32, ptr: I32, shifts: I32, weights: I32
+    p: Problem, roster: Rows, ptr: list[int], shifts: list[int], weights: list[int]
 ) -> Iterator[tuple[int, int, int, int, int]]:
     """(employee, day, requested shift, weight, rostered value) for every request."""
     n_days = p.n_days
-    cells = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    for cell, s, w in zip(cells.tolist(), shifts.tolist(), weights.tolist(), strict=True):
+    if not shifts:
+        return
+    for cell in range(len(ptr) - 1):
+        lo, hi = ptr[cell], ptr[cell + 1]
+        if lo == hi:
+            continue
         e, d = divmod(cell, n_days)
-        yield e, d, s, w, int(roster[e, d])
+        got = roster[e][d]
+        for k in range(lo, hi):
+            yield e, d, shifts[k], weights[k], got
 
 
-def shift_on_requests(p: Problem, roster: I32) -> list[ConstraintMatch]:
+def shift_on_requests(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    lists = p.lists
     out = []
-    for e, d, s, w, got in _requests(p, roster, p.on_ptr, p.on_shift, p.on_weight):
+    for e, d, s, w, got in _requests(p, roster, lists.on_ptr, lists.on_shift, lists.on_weight):
         if got != s and w:
             instead = "a day off" if got < 0 else p.shift_ids[got]
             out.append(
@@ -257,9 +281,10 @@ def shift_on_requests(p: Problem, roster: I32) -> list[ConstraintMatch]:
     return out
 
 
-def shift_off_requests(p: Problem, roster: I32) -> list[ConstraintMatch]:
+def shift_off_requests(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    lists = p.lists
     out = []
-    for e, d, s, w, got in _requests(p, roster, p.off_ptr, p.off_shift, p.off_weight):
+    for e, d, s, w, got in _requests(p, roster, lists.off_ptr, lists.off_shift, lists.off_weight):
         if got == s and w:
             out.append(
                 ConstraintMatch(
@@ -274,39 +299,53 @@ def shift_off_requests(p: Problem, roster: I32) -> list[ConstraintMatch]:
     return out
 
 
-def cover_counts(p: Problem, roster: I32) -> I32:
-    """z[d, s]: number of employees on shift s on day d."""
-    return _tally(p, roster, per_day=True)
+def cover_counts(p: Problem, roster: Rows) -> Rows:
+    """z[d][s]: number of employees on shift s on day d."""
+    z = [[0] * p.n_shifts for _ in range(p.n_days)]
+    for row in roster:
+        for zd, s in zip(z, row, strict=True):
+            if s >= 0:
+                zd[s] += 1
+    return z
 
 
-def cover_under(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    missing = p.cover_req - cover_counts(p, roster)
-    return [
-        ConstraintMatch(
-            rule="cover_under",
-            days=[int(d)],
-            shift=p.shift_ids[s],
-            penalty=int(missing[d, s] * p.cover_under[d, s]),
-            message=f"day {d} shift {p.shift_ids[s]}: {missing[d, s]} short of "
-            f"{p.cover_req[d, s]}",
-        )
-        for d, s in zip(*np.nonzero((missing > 0) & (p.cover_under > 0)), strict=True)
-    ]
+def cover_under(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    req, weight = p.lists.cover_req, p.lists.cover_under
+    out = []
+    for d, z in enumerate(cover_counts(p, roster)):
+        for s, n in enumerate(z):
+            missing = req[d][s] - n
+            if missing > 0 and weight[d][s] > 0:
+                out.append(
+                    ConstraintMatch(
+                        rule="cover_under",
+                        days=[d],
+                        shift=p.shift_ids[s],
+                        penalty=missing * weight[d][s],
+                        message=f"day {d} shift {p.shift_ids[s]}: {missing} short of "
+                        f"{req[d][s]}",
+                    )
+                )
+    return out
 
 
-def cover_over(p: Problem, roster: I32) -> list[ConstraintMatch]:
-    extra = cover_counts(p, roster) - p.cover_req
-    return [
-        ConstraintMatch(
-            rule="cover_over",
-            days=[int(d)],
-            shift=p.shift_ids[s],
-            penalty=int(extra[d, s] * p.cover_over[d, s]),
-            message=f"day {d} shift {p.shift_ids[s]}: {extra[d, s]} over "
-            f"{p.cover_req[d, s]}",
-        )
-        for d, s in zip(*np.nonzero((extra > 0) & (p.cover_over > 0)), strict=True)
-    ]
+def cover_over(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    req, weight = p.lists.cover_req, p.lists.cover_over
+    out = []
+    for d, z in enumerate(cover_counts(p, roster)):
+        for s, n in enumerate(z):
+            extra = n - req[d][s]
+            if extra > 0 and weight[d][s] > 0:
+                out.append(
+                    ConstraintMatch(
+                        rule="cover_over",
+                        days=[d],
+                        shift=p.shift_ids[s],
+                        penalty=extra * weight[d][s],
+                        message=f"day {d} shift {p.shift_ids[s]}: {extra} over {req[d][s]}",
+                    )
+                )
+    return out
 
 
 RULES: tuple[Rule, ...] = (

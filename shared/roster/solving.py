@@ -12,10 +12,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from shared.roster.compiled import I32, Problem, compile_request
 from shared.roster.model import Implementation, SolveRequest, SolveResult, SolverStats
+
+if TYPE_CHECKING:
+    from shared.roster.evaluator import Evaluation
 
 
 @dataclass
@@ -58,6 +61,9 @@ class SolverRun:
     time_to_best_ms: float | None = None
     cancelled: bool = False
     timed_out: bool = False
+    # The evaluator's verdict on `roster` when the solver already computed it, so the result
+    # is not scored twice.
+    evaluation: Evaluation | None = None
 
 
 class Solver(Protocol):
@@ -112,4 +118,4 @@ def solve_request(
         cancelled=run.cancelled,
         timed_out=run.timed_out,
     )
-    return build_result(problem, run.roster, stats)
+    return build_result(problem, run.roster, stats, evaluation=run.evaluation)
