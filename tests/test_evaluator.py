@@ -252,3 +252,12 @@ def test_one_move_changes_score_by_the_changed_matches(
     for rule in after.rules:
         assert rule.hard_violations == sum(m.hard_violations for m in rule.matches)
         assert rule.penalty == sum(m.penalty for m in rule.matches)
+
+
+def test_roster_of_another_integer_type_is_scored_the_same() -> None:
+    roster = np.random.default_rng(3).integers(
+        -1, INSTANCE3.n_shifts, size=(INSTANCE3.n_employees, INSTANCE3.n_days)
+    )
+    as_int32 = evaluate(INSTANCE3, roster.astype(np.int32))
+    assert evaluate(INSTANCE3, roster.astype(np.int64)) == as_int32
+    assert evaluate(INSTANCE3, roster.astype(np.int32).tolist()) == as_int32  # type: ignore[arg-type]

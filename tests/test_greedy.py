@@ -10,10 +10,10 @@ import pytest
 
 from shared.roster.compiled import Problem, compile_request
 from shared.roster.curtois import bench_dir, load_curtois
-from shared.roster.evaluator import evaluate
+from shared.roster.evaluator import build_result, evaluate
 from shared.roster.generator import generate
 from shared.roster.greedy import solve_greedy
-from shared.roster.model import Implementation
+from shared.roster.model import Implementation, SolveRequest
 from shared.roster.solving import SolveControl, solve_request
 
 CURTOIS = [f"Instance{i}" for i in range(1, 13)]
@@ -97,3 +97,41 @@ def test_a_tiny_time_limit_skips_only_the_soft_pass() -> None:
     fast, slow = evaluate(p, rushed.roster), evaluate(p, full.roster)
     assert fast.hard_violations == 0 == slow.hard_violations
     assert slow.penalty < fast.penalty
+
+
+def tiny_request() -> dict[str, object]:
+    """The pipeline benchmark's tiny job: a week, two shifts, three employees."""
+    return {
+        "horizon": {"start_date": "2026-01-05", "days": 7},
+        "shift_types": [
+            {"id": "E", "start": "07:00", "length_minutes": 480},
+            {"id": "L", "start": "14:00", "length_minutes": 480},
+        ],
+        "cover": [{"day": d, "shift": s, "required": 1} for d in range(7) for s in ("E", "L")],
+        "employees": [
+            {"id": e, "max_minutes": 5 * 480, "max_consecutive_shifts": 5}
+            for e in ("ana", "ben", "cai")
+        ],
+        "solver": {"implementation": "greedy", "seed": 1},
+    }
+
+
+def test_result_is_scored_once_and_exactly_as_the_evaluator_says() -> None:
+    req = SolveRequest.model_validate(tiny_request())
+    result = solve_request(req, implementation=Implementation.GREEDY)
+    p = compile_request(req)
+    roster = p.encode([a.shifts for a in result.assignments])
+    rescored = build_result(p, roster, result.stats)
+    assert result == rescored
+    assert result.feasible and result.score.penalty == 0
+    # Solved once, scored once: the greedy's own measure plus the one evaluation.
+    assert result.stats is not None and result.stats.evaluations >= 1
+
+
+def test_seeds_do_not_leak_between_runs() -> None:
+    """The generator is reused across solves; each run must still start from its own seed."""
+    p = problem("Instance2")
+    first = solve_greedy(p, time_limit=10.0, seed=7, control=SolveControl()).roster
+    solve_greedy(p, time_limit=10.0, seed=8, control=SolveControl())
+    again = solve_greedy(p, time_limit=10.0, seed=7, control=SolveControl()).roster
+    assert np.array_equal(first, again)

@@ -159,3 +159,8 @@ def test_default_limits() -> None:
     )
     over = tiny_request(horizon={"days": 367}, cover=[])
     assert "horizon.days: 367 is over the limit of 366" in reason_for(over)
+
+
+def test_duplicate_id_named_is_the_first_id_repeated() -> None:
+    doc = tiny_request(employees=[{"id": "A"}, {"id": "B"}, {"id": "B"}, {"id": "A"}])
+    assert "duplicate id 'A' in employees" in reason_for(doc)

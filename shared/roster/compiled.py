@@ -246,8 +246,9 @@ def compile_request(req: SolveRequest) -> Problem:
         return np.array(values, dtype=np.int32)
 
     def grid(rows: list[list[int]], dtype: type[np.generic], shape: tuple[int, int]) -> Any:
-        # reshape keeps the 2-D shape when one side is 0 (np.array of [] would be 1-D)
-        return np.array(rows, dtype=dtype).reshape(shape)
+        arr = np.array(rows, dtype=dtype)
+        # np.array of [] is 1-D: a side of length 0 needs the shape restored
+        return arr if arr.ndim == 2 else arr.reshape(shape)
 
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
@@ -260,26 +261,32 @@ def compile_request(req: SolveRequest) -> Problem:
         cover_under[c.day][col] = c.under_weight
         cover_over[c.day][col] = c.over_weight
 
+    min_minutes = [e.min_minutes for e in emps]
+    max_minutes = [
+        no_minutes_limit if e.max_minutes is None else min(e.max_minutes, no_minutes_limit)
+        for e in emps
+    ]
+    max_consec = [min(e.max_consecutive_shifts, days) for e in emps]
+    min_consec = [min(e.min_consecutive_shifts, days) for e in emps]
+    min_off = [min(e.min_consecutive_days_off, days) for e in emps]
+    max_weekends = [
+        n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends) for e in emps
+    ]
+    length = [s.length_minutes for s in shifts]
     on_ptr, on_shift, on_weight = _csr(on_cells)
     off_ptr, off_shift, off_weight = _csr(off_cells)
-    return Problem(
+    problem = Problem(
         shift_ids=tuple(s.id for s in shifts),
         employee_ids=tuple(e.id for e in emps),
-        length=np.array([s.length_minutes for s in shifts], dtype=np.int32),
+        length=np.array(length, dtype=np.int32),
         forbidden=grid(forbidden, np.uint8, (n_s, n_s)),
         max_shifts=grid(max_shifts, np.int32, (n_e, n_s)),
-        min_minutes=per_employee([e.min_minutes for e in emps]),
-        max_minutes=per_employee(
-            [no_minutes_limit if e.max_minutes is None else min(e.max_minutes, no_minutes_limit)
-             for e in emps]
-        ),
-        max_consec=per_employee([min(e.max_consecutive_shifts, days) for e in emps]),
-        min_consec=per_employee([min(e.min_consecutive_shifts, days) for e in emps]),
-        min_off=per_employee([min(e.min_consecutive_days_off, days) for e in emps]),
-        max_weekends=per_employee(
-            [n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends)
-             for e in emps]
-        ),
+        min_minutes=per_employee(min_minutes),
+        max_minutes=per_employee(max_minutes),
+        max_consec=per_employee(max_consec),
+        min_consec=per_employee(min_consec),
+        min_off=per_employee(min_off),
+        max_weekends=per_employee(max_weekends),
         day_off=grid(day_off, np.uint8, (n_e, days)),
         weekend=np.array(weekend, dtype=np.int32),
         n_weekends=n_weekends,
@@ -293,3 +300,28 @@ def compile_request(req: SolveRequest) -> Problem:
         cover_under=grid(cover_under, np.int32, (days, n_s)),
         cover_over=grid(cover_over, np.int32, (days, n_s)),
     )
+    # The lists the arrays were built from are exactly `problem.lists`; filling the cached
+    # property here spares the greedy solver and the rules converting them back.
+    problem.__dict__["lists"] = Lists(
+        length=length,
+        forbidden=forbidden,
+        max_shifts=max_shifts,
+        min_minutes=min_minutes,
+        max_minutes=max_minutes,
+        max_consec=max_consec,
+        min_consec=min_consec,
+        min_off=min_off,
+        max_weekends=max_weekends,
+        day_off=day_off,
+        weekend=weekend,
+        on_ptr=on_ptr.tolist(),
+        on_shift=on_shift.tolist(),
+        on_weight=on_weight.tolist(),
+        off_ptr=off_ptr.tolist(),
+        off_shift=off_shift.tolist(),
+        off_weight=off_weight.tolist(),
+        cover_req=cover_req,
+        cover_under=cover_under,
+        cover_over=cover_over,
+    )
+    return problem

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -24,11 +25,12 @@ from shared.roster.rules import RULES, Rows, cover_counts, total_minutes
 class Evaluation:
     rules: tuple[RuleScore, ...]
 
-    @property
+    # Cached: the totals are read several times per solve (progress, stats, the result).
+    @cached_property
     def hard_violations(self) -> int:
         return sum(r.hard_violations for r in self.rules)
 
-    @property
+    @cached_property
     def penalty(self) -> int:
         return sum(r.penalty for r in self.rules)
 
@@ -80,7 +82,7 @@ def checked_rows(problem: Problem, roster: I32) -> Rows:
 
 
 def evaluate(problem: Problem, roster: I32) -> Evaluation:
-    return _evaluate_rows(problem, checked_rows(problem, roster))
+    return evaluate_rows(problem, checked_rows(problem, roster))
 
 
 # The models' validators called directly: the same validation as `Model(**fields)` without the
@@ -90,7 +92,8 @@ _employee_score = EmployeeScore.__pydantic_validator__.validate_python
 _employee_roster = EmployeeRoster.__pydantic_validator__.validate_python
 
 
-def _evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
+def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
+    """`evaluate` of a roster given as lists that are known to pass `checked_rows`."""
     scores = []
     for rule in RULES:
         matches = rule.check(problem, rows)
@@ -122,7 +125,7 @@ def build_result(
     """The scored result; `evaluation`, when given, must be `evaluate(problem, roster)` (a
     solver that already scored its roster passes it on rather than have it scored again)."""
     rows = checked_rows(problem, roster)
-    ev = evaluation if evaluation is not None else _evaluate_rows(problem, rows)
+    ev = evaluation if evaluation is not None else evaluate_rows(problem, rows)
     per_employee: dict[str, list[int]] = {e: [0, 0] for e in problem.employee_ids}
     for m in ev.matches:
         if m.employee is not None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from shared.roster.compiled import I32, Problem
-from shared.roster.evaluator import evaluate
+from shared.roster.evaluator import evaluate_rows
 from shared.roster.solving import SolveControl, SolverRun
 
 # Seeding a numpy generator costs more than solving a tiny roster, so each thread keeps one
@@ -57,6 +57,7 @@ def _rng(seed: int) -> np.random.Generator:
 
 
 OFF = -1
+_NO_REQUESTS: dict[int, int] = {}
 # Repair rounds are bounded by count, not by time, so a seed always gives the same roster.
 REPAIR_ROUNDS_PER_EMPLOYEE = 12
 BROKEN = 1000
@@ -132,13 +133,18 @@ class Greedy:
     def _requests(
         self, ptr: list[int], shift: list[int], weight: list[int]
     ) -> list[list[dict[int, int]]]:
-        out: list[list[dict[int, int]]] = [[{} for _ in range(self.D)] for _ in range(self.E)]
+        # Cells without a request share one empty dict, which nothing writes to.
+        out: list[list[dict[int, int]]] = [[_NO_REQUESTS] * self.D for _ in range(self.E)]
         if ptr[-1] == 0:
             return out
         for cell in range(self.E * self.D):
+            if ptr[cell] == ptr[cell + 1]:
+                continue
+            e, d = divmod(cell, self.D)
+            wishes: dict[int, int] = {}
             for k in range(ptr[cell], ptr[cell + 1]):
-                e, d = divmod(cell, self.D)
-                out[e][d][shift[k]] = out[e][d].get(shift[k], 0) + weight[k]
+                wishes[shift[k]] = wishes.get(shift[k], 0) + weight[k]
+            out[e][d] = wishes
         return out
 
     def soft_penalty(self) -> int:
@@ -287,14 +293,17 @@ class Greedy:
 
     def fill_cover(self) -> None:
         wanted = []
+        eligible = [[e for e in range(self.E) if self.max_shifts[e][s] > 0] for s in range(self.S)]
+        fixed_off = [e for e in range(self.E) if any(self.day_off[e])]
         for d in range(self.D):
+            off_today = [e for e in fixed_off if self.day_off[e][d]]
             for s in range(self.S):
                 need = self.req[d][s]
                 if need <= 0:
                     continue
-                avail = sum(
-                    1 for e in range(self.E) if self.max_shifts[e][s] > 0 and not self.day_off[e][d]
-                )
+                avail = len(eligible[s])
+                if off_today:
+                    avail -= sum(1 for e in off_today if self.max_shifts[e][s] > 0)
                 wanted.append((avail / need, d, s))
         # One draw for all cells yields the same numbers as one draw per cell, much cheaper.
         ties = self.rng.random(len(wanted)).tolist()
@@ -310,7 +319,9 @@ class Greedy:
                 self.set(best, d, s)
 
     def pick(self, d: int, s: int) -> int:
-        best, best_key = -1, (0.0, 0.0)
+        # The key is (score, jitter), compared by hand, and min/max are written as conditionals:
+        # the same values as the builtins, without their call overhead in this hot loop.
+        best, best_score, best_jitter = -1, 0.0, 0.0
         # Hoisted lookups: this loop runs for every head of every cover cell.
         minutes, min_minutes, max_minutes = self.st.minutes, self.min_minutes, self.max_minutes
         on, off, jitter, min_len = self.on, self.off, self.jitter, self.min_len
@@ -326,7 +337,8 @@ class Greedy:
             # already worked costs no weekend allowance.
             run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1
             weekend_bonus = 0 if w < 0 else (2 if weekend_days[e][w] > 0 else -1)
-            deficit = max(0, min_minutes[e] - minutes[e]) / min_len
+            short = min_minutes[e] - minutes[e]
+            deficit = (short if short > 0 else 0) / min_len
             on_cell, off_cell = on[e][d], off[e][d]
             wish = 0
             if on_cell:
@@ -337,16 +349,19 @@ class Greedy:
                 wish -= off_cell.get(s, 0) * 4
             # Capacity left relative to the horizon: spread work over those who can take it.
             room = (max_minutes[e] - minutes[e]) / span
-            key = (
+            score = (
                 wish
                 + 3 * run_bonus
                 + weekend_bonus
-                + min(deficit, 8)
-                + min(room, 1.0),
-                jitter[e],
+                + (8 if deficit > 8 else deficit)
+                + (1.0 if room > 1.0 else room)
             )
-            if best < 0 or key > best_key:
-                best, best_key = e, key
+            if (
+                best < 0
+                or score > best_score
+                or (score == best_score and jitter[e] > best_jitter)
+            ):
+                best, best_score, best_jitter = e, score, jitter[e]
         return best
 
     # ------------------------------------------------------------------ phase 2: runs
@@ -473,6 +488,7 @@ class Greedy:
 
     def repair(self) -> None:
         for e in range(self.E):
+            current = -1  # the row's measure, -1 when a move has made it stale
             for _ in range(REPAIR_ROUNDS_PER_EMPLOYEE):
                 if self.control.cancel.is_set():
                     return
@@ -485,7 +501,9 @@ class Greedy:
                     break
                 for d, s in move:
                     self.set(e, d, s)
-            current = self.row_violations(e, self.st.roster[e])
+                current = -1
+            if current < 0:
+                current = self.row_violations(e, self.st.roster[e])
             for width in (BEAM_WIDTH, 4 * BEAM_WIDTH):
                 if current == 0 or self.control.cancel.is_set():
                     break
@@ -786,7 +804,9 @@ def solve_greedy(
             break
         phase()
     roster = g.roster()
-    score = evaluate(problem, roster)
+    # The rows are valid by construction (every value set through `set`), so they are scored
+    # as they are rather than converted back from the array.
+    score = evaluate_rows(problem, g.st.roster)
     elapsed_ms = (time.perf_counter() - started) * 1000
     progress = control.progress
     progress.best_hard = score.hard_violations

@@ -7,6 +7,8 @@ from pydantic import ValidationError
 from shared.roster.limits import Limits
 from shared.roster.model import SolveRequest
 
+_validate_json = SolveRequest.__pydantic_validator__.validate_json
+
 
 class InvalidRequest(ValueError):
     """The request cannot be solved as sent; `reason` names the field and the value."""
@@ -39,6 +41,8 @@ def parse_request(raw: str | bytes, limits: Limits | None = None) -> SolveReques
             f"payload: {size} bytes is over the limit of {limits.max_json_bytes} bytes"
         )
     try:
-        return SolveRequest.model_validate_json(raw, context={"limits": limits})
+        # The validator itself: `model_validate_json` only adds a wrapper call around it.
+        request: SolveRequest = _validate_json(raw, context={"limits": limits})
+        return request
     except ValidationError as err:
         raise InvalidRequest(describe(err)) from err

@@ -53,7 +53,9 @@ def _span(first: int, length: int) -> list[int]:
 
 def shift_rotation(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     forbidden = p.lists.forbidden
-    out = []
+    out: list[ConstraintMatch] = []
+    if not any(map(any, forbidden)):
+        return out
     for e, row in enumerate(roster):
         for d in range(len(row) - 1):
             a, b = row[d], row[d + 1]
@@ -84,7 +86,9 @@ def shift_counts(p: Problem, roster: Rows) -> Rows:
 
 def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     max_shifts = p.lists.max_shifts
-    out = []
+    out: list[ConstraintMatch] = []
+    if p.n_shifts and min(map(min, max_shifts), default=0) >= p.n_days:
+        return out  # no limit below the horizon, and no ineligible type
     for e, counts in enumerate(shift_counts(p, roster)):
         for s, n in enumerate(counts):
             limit = max_shifts[e][s]
@@ -126,6 +130,8 @@ def max_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 def min_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     limits = p.lists.min_minutes
+    if not any(limits):
+        return []
     return [
         ConstraintMatch(
             rule="min_total_minutes",
@@ -207,7 +213,7 @@ def worked_weekends(p: Problem, roster: Rows) -> list[list[int]]:
 def max_weekends(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     limits = p.lists.max_weekends
     out: list[ConstraintMatch] = []
-    if not p.n_weekends:
+    if min(limits, default=0) >= p.n_weekends:
         return out
     weekend = p.lists.weekend
     for e, weekends in enumerate(worked_weekends(p, roster)):
@@ -227,6 +233,8 @@ def max_weekends(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 def days_off(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     fixed = p.lists.day_off
+    if not any(map(any, fixed)):
+        return []
     return [
         ConstraintMatch(
             rule="days_off",
