@@ -10,13 +10,10 @@ import numpy as np
 from shared.roster.compiled import I32, Problem
 from shared.roster.model import (
     ConstraintMatch,
-    EmployeeRoster,
-    EmployeeScore,
     RuleScore,
     Score,
     SolveResult,
     SolverStats,
-    Uncovered,
 )
 from shared.roster.rules import RULES, Rows, cover_counts, total_minutes
 
@@ -88,8 +85,7 @@ def evaluate(problem: Problem, roster: I32) -> Evaluation:
 # The models' validators called directly: the same validation as `Model(**fields)` without the
 # keyword-argument wrapper, which costs about as much again on these small models.
 _rule_score = RuleScore.__pydantic_validator__.validate_python
-_employee_score = EmployeeScore.__pydantic_validator__.validate_python
-_employee_roster = EmployeeRoster.__pydantic_validator__.validate_python
+_solve_result = SolveResult.__pydantic_validator__.validate_python
 
 
 def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
@@ -132,7 +128,7 @@ def build_result(
             per_employee[m.employee][0] += m.hard_violations
             per_employee[m.employee][1] += m.penalty
     minutes = total_minutes(problem, rows)
-    shifts = [sum(1 for s in row if s >= 0) for row in rows]
+    shifts = [len(row) - row.count(-1) for row in rows]
     z = cover_counts(problem, rows)
     required = problem.lists.cover_req
     short = [
@@ -142,18 +138,17 @@ def build_result(
         if zd[s] < rd[s]
     ]
     ids = problem.shift_ids
-    return SolveResult(
-        assignments=[
-            _employee_roster(
+    # One validation call for the whole result, nested models given as plain dicts.
+    result: SolveResult = _solve_result(
+        {
+            "assignments": [
                 {"employee": e, "shifts": [None if s < 0 else ids[s] for s in row]}
-            )
-            for e, row in zip(problem.employee_ids, rows, strict=True)
-        ],
-        score=ev.score,
-        feasible=ev.feasible,
-        breakdown=list(ev.rules),
-        employees=[
-            _employee_score(
+                for e, row in zip(problem.employee_ids, rows, strict=True)
+            ],
+            "score": {"hard_violations": ev.hard_violations, "penalty": ev.penalty},
+            "feasible": ev.feasible,
+            "breakdown": list(ev.rules),
+            "employees": [
                 {
                     "employee": e,
                     "hard_violations": hv,
@@ -161,12 +156,13 @@ def build_result(
                     "minutes": minutes[i],
                     "shifts": shifts[i],
                 }
-            )
-            for i, (e, (hv, pen)) in enumerate(per_employee.items())
-        ],
-        uncovered=[
-            Uncovered(day=d, shift=ids[s], required=required[d][s], assigned=z[d][s])
-            for d, s in short
-        ],
-        stats=stats,
+                for i, (e, (hv, pen)) in enumerate(per_employee.items())
+            ],
+            "uncovered": [
+                {"day": d, "shift": ids[s], "required": required[d][s], "assigned": z[d][s]}
+                for d, s in short
+            ],
+            "stats": stats,
+        }
     )
+    return result
