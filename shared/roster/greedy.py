@@ -38,6 +38,8 @@ from shared.roster.solving import SolveControl, SolverRun
 
 # Seeding a numpy generator costs more than solving a tiny roster, so each thread keeps one
 # generator and resets it to a remembered per-seed start state (same stream as a fresh one).
+# A `Greedy` therefore owns its thread's generator until it is done, which `solve_greedy`
+# guarantees by running one to completion before returning.
 _SEED_STATES: dict[int, Mapping[str, Any]] = {}
 _SEED_STATES_MAX = 256
 _thread_rng = threading.local()
