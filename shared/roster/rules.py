@@ -76,12 +76,8 @@ def shift_rotation(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 def shift_counts(p: Problem, roster: Rows) -> Rows:
     """counts[e][s]: shifts of type s the employee works."""
-    counts = [[0] * p.n_shifts for _ in roster]
-    for row, c in zip(roster, counts, strict=True):
-        for s in row:
-            if s >= 0:
-                c[s] += 1
-    return counts
+    shifts = range(p.n_shifts)
+    return [[row.count(s) for s in shifts] for row in roster]
 
 
 def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
@@ -111,7 +107,8 @@ def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 def total_minutes(p: Problem, roster: Rows) -> list[int]:
     length = p.lists.length
-    return [sum(length[s] for s in row if s >= 0) for row in roster]
+    # list.count runs in C; there are far fewer shift types than days
+    return [sum(n * row.count(s) for s, n in enumerate(length)) for row in roster]
 
 
 def max_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
@@ -149,8 +146,8 @@ def max_consecutive_shifts(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     out = []
     for e, row in enumerate(roster):
         limit = limits[e]
-        if limit >= len(row):
-            continue  # no run can be longer than the horizon
+        if len(row) - row.count(-1) <= limit:
+            continue  # not even all worked days together make a run that long
         for worked, first, n in runs(row):
             if worked and n > limit:
                 out.append(
@@ -311,9 +308,9 @@ def cover_counts(p: Problem, roster: Rows) -> Rows:
     """z[d][s]: number of employees on shift s on day d."""
     z = [[0] * p.n_shifts for _ in range(p.n_days)]
     for row in roster:
-        for zd, s in zip(z, row, strict=True):
+        for d, s in enumerate(row):
             if s >= 0:
-                zd[s] += 1
+                z[d][s] += 1
     return z
 
 
@@ -321,6 +318,8 @@ def cover_under(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     req, weight = p.lists.cover_req, p.lists.cover_under
     out = []
     for d, z in enumerate(cover_counts(p, roster)):
+        if z == req[d]:
+            continue  # the usual case, compared in one go
         for s, n in enumerate(z):
             missing = req[d][s] - n
             if missing > 0 and weight[d][s] > 0:
@@ -341,6 +340,8 @@ def cover_over(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     req, weight = p.lists.cover_req, p.lists.cover_over
     out = []
     for d, z in enumerate(cover_counts(p, roster)):
+        if z == req[d]:
+            continue  # the usual case, compared in one go
         for s, n in enumerate(z):
             extra = n - req[d][s]
             if extra > 0 and weight[d][s] > 0:
