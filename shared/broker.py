@@ -18,6 +18,7 @@ from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from redis.exceptions import ResponseError
 
+from shared.hop import BatchHandler, Delivery, send, text
 from shared.logs import configure_logging
 from shared.metrics import Metrics, meter_provider
 from shared.settings import Settings
@@ -94,15 +95,95 @@ class Service:
 
         return decorate
 
+    def batched_hop(
+        self,
+        stream: str,
+        group: str,
+        model: type[Any],
+        handler: BatchHandler,
+        *,
+        readers: int = 1,
+        max_batch: int = 100,
+        parser: Any = None,
+    ) -> None:
+        """Feed `handler` lists of `Delivery[model]`: `readers` batch readers and one reclaimer.
+
+        See shared/hop.py for the rules a batch keeps. Each reader has its own consumer name and
+        reads at most `max_batch` entries; the reclaimer hands its one entry over as a batch of one.
+        """
+        self._groups.append((stream, group))
+        base = self.settings.consumer_name
+        broker = self.broker
+        for i in range(readers):
+            consumer = f"{base}-{i}"
+            sub = StreamSub(
+                stream, group=group, consumer=consumer, batch=True, max_records=max_batch
+            )
+            broker.subscriber(stream=sub, parser=parser, ack_policy=AckPolicy.REJECT_ON_ERROR)(
+                _batch_reader(broker, model, handler, consumer)
+            )
+        consumer = f"{base}-reclaim"
+        broker.subscriber(
+            stream=StreamSub(
+                stream,
+                group=group,
+                consumer=consumer,
+                max_records=1,
+                min_idle_time=self.settings.reclaim_idle_ms,
+                polling_interval=self.settings.reclaim_poll_ms,
+            ),
+            parser=parser,
+            ack_policy=AckPolicy.REJECT_ON_ERROR,
+        )(_reclaimer(broker, model, handler, consumer))
+
     async def create_groups(self) -> None:
         for stream, group in self._groups:
             await ensure_group(self.redis, stream, group)
 
-    async def publish(self, model: Any, stream: str, *, maxlen: int | None = None) -> None:
-        """Publish inside a handler so the next hop's span is a child of this one."""
-        await self.broker.publish(
-            model, stream=stream, maxlen=maxlen or self.settings.stream_maxlen
-        )
+    async def publish(
+        self, model: Any, stream: str, *, maxlen: int | None = None, pipeline: Any = None
+    ) -> None:
+        """Publish inside a handler so the next hop's span is a child of this one.
+
+        With `pipeline` the XADD is only queued: a batch sends all its writes in one round trip.
+        """
+        limit = maxlen or self.settings.stream_maxlen
+        if pipeline is not None:
+            await send(pipeline, stream, model, limit)
+        else:
+            await self.broker.publish(model, stream=stream, maxlen=limit)
+
+
+def _batch_reader(
+    broker: RedisBroker, model: type[Any], handler: BatchHandler, consumer: str
+) -> Callable[..., Any]:
+    async def on_batch(body: list[Any]) -> None:
+        # From the context, not a handler parameter: FastStream resolves a message parameter
+        # in a worker thread, one thread hop per call (bench/README.md).
+        msg = broker.context.get_local("message")
+        ids = msg.raw_message["message_ids"]
+        batch = [
+            Delivery(item, text(entry_id), headers, 1, consumer)
+            for item, entry_id, headers in zip(body, ids, msg.batch_headers, strict=True)
+        ]
+        await handler(batch)
+
+    # FastStream validates the body against the annotation, so it must name the real model.
+    on_batch.__annotations__ = {"body": list[model], "return": None}  # type: ignore[valid-type]
+    return on_batch
+
+
+def _reclaimer(
+    broker: RedisBroker, model: type[Any], handler: BatchHandler, consumer: str
+) -> Callable[..., Any]:
+    async def on_reclaimed(body: Any) -> None:
+        msg = broker.context.get_local("message")
+        ids = msg.raw_message.get("message_ids") or [b""]
+        count = await msg.get_delivery_count()
+        await handler([Delivery(body, text(ids[0]), msg.headers, count, consumer, traced=True)])
+
+    on_reclaimed.__annotations__ = {"body": model, "return": None}
+    return on_reclaimed
 
 
 def build_service(name: str, settings: Settings | None = None) -> Service:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis.asyncio as aioredis
 
 from shared.lua import source
@@ -17,14 +19,32 @@ class EventWriter:
         self.guard_ttl = guard_ttl
         self._emit = redis.register_script(source("emit_event"))
 
-    async def emit(self, outcome: Outcome) -> str | None:
-        """XADD the event; None when suppressed (a second terminal, or progress after the end)."""
+    def _args(self, outcome: Outcome) -> tuple[list[str], list[str | int]]:
         args: list[str | int] = ["1" if outcome.kind.terminal else "0", self.guard_ttl, self.maxlen]
         for k, v in outcome.event_fields().items():
             args += [k, v]
-        entry = await self._emit(
-            keys=[self.names.terminal(outcome.job_id), self.names.events], args=args
-        )
-        if entry is None:
-            return None
-        return entry.decode() if isinstance(entry, bytes) else str(entry)
+        return [self.names.terminal(outcome.job_id), self.names.events], args
+
+    async def emit(self, outcome: Outcome) -> str | None:
+        """XADD the event; None when suppressed (a second terminal, or progress after the end)."""
+        keys, args = self._args(outcome)
+        return entry_id(await self._emit(keys=keys, args=args))
+
+    def queue(self, pipe: Any, outcome: Outcome) -> None:
+        """Queue the event into `pipe`; its reply there is what `entry_id` reads.
+
+        A bare EVALSHA: redis-py's script objects would make every pipeline ask SCRIPT EXISTS
+        first, one more round trip per batch. `load` puts the script in place; a Redis that
+        lost it answers NOSCRIPT, and the caller loads it and runs its batch again.
+        """
+        keys, args = self._args(outcome)
+        pipe.evalsha(self._emit.sha, len(keys), *keys, *args)
+
+    async def load(self) -> None:
+        await self.redis.script_load(self._emit.script)
+
+
+def entry_id(reply: Any) -> str | None:
+    if reply is None:
+        return None
+    return reply.decode() if isinstance(reply, bytes) else str(reply)

@@ -11,11 +11,28 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 
 
+async def claim_many(redis: aioredis.Redis, claims: list[tuple[str, str]], ttl: int) -> list[bool]:
+    """For each (key, entry id): True if this entry owns the job id (first claim, or a
+    redelivery of the owner). One round trip for a whole batch.
+
+    `SET NX GET` (Redis 7.0+) sets and answers with the previous owner in one command, so there
+    is no window between asking and taking. Pipelined in order, a job id twice in one batch is
+    won by its first entry.
+    """
+    async with redis.pipeline(transaction=False) as pipe:
+        for key, entry_id in claims:
+            pipe.set(key, entry_id, nx=True, ex=ttl, get=True)
+        owners = await pipe.execute()
+    return [
+        owner is None or _text(owner) == entry_id
+        for owner, (_, entry_id) in zip(owners, claims, strict=True)
+    ]
+
+
 async def claim(redis: aioredis.Redis, key: str, entry_id: str, ttl: int) -> bool:
-    """True if this entry owns the job id (first claim, or a redelivery of the owner)."""
-    if await redis.set(key, entry_id, nx=True, ex=ttl):
-        return True
-    owner = await redis.get(key)
-    if isinstance(owner, bytes):
-        owner = owner.decode()
-    return owner == entry_id
+    """`claim_many` for one entry."""
+    return (await claim_many(redis, [(key, entry_id)], ttl))[0]
+
+
+def _text(v: object) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)

@@ -11,8 +11,9 @@ from typing import Any
 from opentelemetry import trace
 
 from shared.broker import Service
-from shared.idempotency import claim
-from shared.jobs import JobRecords, JobState, request_cancel
+from shared.hop import Delivery, entry_span
+from shared.idempotency import claim_many
+from shared.jobs import JobRecords, JobState
 from shared.messages import (
     ErrorClass,
     FailureRecord,
@@ -94,52 +95,78 @@ class Intake:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._trimmer
 
-    async def handle(self, body: IntakeEntry, msg: Any) -> None:
-        with job_scope((body.job_id or "").strip() or None):
-            await self._handle(body, msg)
+    async def handle_batch(self, batch: list[Delivery[IntakeEntry]]) -> None:
+        """Decide every entry, then send all the batch's writes in one pipeline.
 
-    async def _handle(self, body: IntakeEntry, msg: Any) -> None:
-        entry_id = _entry_id(msg)
+        The batch is acked only after the pipeline ran, so a crash in between redelivers the
+        entries; their idempotency claims hold their own entry ids, so they go through again
+        rather than being taken for duplicates.
+        """
+        owned = await self._claim_all(batch)
+        async with self.svc.redis.pipeline(transaction=False) as pipe:
+            for d in batch:
+                job_id = (d.body.job_id or "").strip()
+                with entry_span(self.names.intake, d), job_scope(job_id or None):
+                    await self._handle(d, job_id, owned.get(d.entry_id, False), pipe)
+            await pipe.execute()
+
+    def _needs_claim(self, d: Delivery[IntakeEntry]) -> bool:
+        job_id = (d.body.job_id or "").strip()
+        return (
+            d.delivery_count <= self.s.max_deliveries
+            and 0 < len(job_id) <= MAX_JOB_ID
+            and (d.body.type or "").strip() == "solve"
+        )
+
+    async def _claim_all(self, batch: list[Delivery[IntakeEntry]]) -> dict[str, bool]:
+        # Claimed before validation: a job id gets exactly one terminal event, so an invalid
+        # request's id is spent too, and repeats of it are dropped rather than re-reported.
+        wanted = [d for d in batch if self._needs_claim(d)]
+        if not wanted:
+            return {}
+        claims = [
+            (self.names.idempotency((d.body.job_id or "").strip()), d.entry_id) for d in wanted
+        ]
+        won = await claim_many(self.svc.redis, claims, self.s.idempotency_ttl_seconds)
+        return {d.entry_id: ok for d, ok in zip(wanted, won, strict=True)}
+
+    async def _handle(self, d: Delivery[IntakeEntry], job_id: str, owned: bool, pipe: Any) -> None:
+        body = d.body
         raw = body.model_dump(exclude_none=True, exclude={"other"}) | (body.other or {})
-        job_id = (body.job_id or "").strip()
-        count = await msg.get_delivery_count()
-        if count > self.s.max_deliveries:
+        if d.delivery_count > self.s.max_deliveries:
             await self.failed(
-                job_id or _anon(entry_id),
+                job_id or _anon(d.entry_id),
                 ErrorClass.EXHAUSTED,
-                f"intake: delivered {count} times without finishing (poison message)",
+                f"intake: delivered {d.delivery_count} times without finishing (poison message)",
                 raw,
+                pipe,
             )
             return
         if not job_id or len(job_id) > MAX_JOB_ID:
             # Nobody can be told about it, but it must not vanish: record it under a new id.
             reason = "job_id: missing" if not job_id else f"job_id: longer than {MAX_JOB_ID}"
-            await self.invalid(_anon(entry_id), reason, raw)
+            await self.invalid(_anon(d.entry_id), reason, raw, pipe)
             return
         kind = (body.type or "").strip()
         if kind == "cancel":
-            await request_cancel(self.svc.redis, self.names, job_id, self.s.cancel_ttl_seconds)
+            pipe.set(self.names.cancel(job_id), "1", ex=self.s.cancel_ttl_seconds)
             log.info("cancel requested for %s", job_id)
             return
         if kind != "solve":
             await self.invalid(
-                job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw
+                job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw, pipe
             )
             return
-        # Claimed before validation: a job id gets exactly one terminal event, so an invalid
-        # request's id is spent too, and repeats of it are dropped rather than re-reported.
-        if not await claim(
-            self.svc.redis, self.names.idempotency(job_id), entry_id, self.s.idempotency_ttl_seconds
-        ):
+        if not owned:
             log.info("duplicate job id %s ignored", job_id)
             return
         if body.payload is None:
-            await self.invalid(job_id, "payload: missing", raw)
+            await self.invalid(job_id, "payload: missing", raw, pipe)
             return
         try:
             parse_request(body.payload, self.s.limits)
         except InvalidRequest as err:
-            await self.invalid(job_id, err.reason, raw)
+            await self.invalid(job_id, err.reason, raw, pipe)
             return
         due: float | None = None
         if body.not_before:
@@ -147,28 +174,31 @@ class Intake:
                 due = parse_not_before(body.not_before)
             except ValueError:
                 await self.invalid(
-                    job_id, f"not_before: not an ISO 8601 time ({body.not_before!r:.60})", raw
+                    job_id, f"not_before: not an ISO 8601 time ({body.not_before!r:.60})", raw, pipe
                 )
                 return
         job = Job(job_id=job_id, payload=body.payload, trace_id=current_trace_id())
-        # `accepted` goes out before the job, so no progress can ever overtake it.
+        # `accepted` goes out before the job (same pipeline, earlier), so no progress can ever
+        # overtake it.
         await self.svc.publish(
-            Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes
+            Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes, pipeline=pipe
         )
         if due is not None and due > now():
-            await self.records.update(job_id, JobState.SCHEDULED, attempts=0, not_before=due)
-            await self.schedule.add(job, due)
+            self.records.queue(
+                pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due
+            )
+            await self.schedule.add(job, due, client=pipe)
         else:
-            await self.records.update(job_id, JobState.QUEUED, attempts=0)
-            await self.svc.publish(job, self.names.jobs)
+            self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
+            await self.svc.publish(job, self.names.jobs, pipeline=pipe)
 
-    async def invalid(self, job_id: str, reason: str, raw: dict[str, Any]) -> None:
+    async def invalid(self, job_id: str, reason: str, raw: dict[str, Any], pipe: Any) -> None:
         log.info("invalid request %s: %s", job_id, reason)
         record_failure(ErrorClass.INVALID.value)
-        await self.failed(job_id, ErrorClass.INVALID, reason, raw)
+        await self.failed(job_id, ErrorClass.INVALID, reason, raw, pipe)
 
     async def failed(
-        self, job_id: str, error_class: ErrorClass, reason: str, raw: dict[str, Any]
+        self, job_id: str, error_class: ErrorClass, reason: str, raw: dict[str, Any], pipe: Any
     ) -> None:
         await self.svc.publish(
             FailureRecord(
@@ -181,13 +211,8 @@ class Intake:
                 trace_id=current_trace_id(),
             ),
             self.names.failures,
+            pipeline=pipe,
         )
-
-
-def _entry_id(msg: Any) -> str:
-    ids = msg.raw_message.get("message_ids") or [b""]
-    first = ids[0]
-    return first.decode() if isinstance(first, bytes) else str(first)
 
 
 def _text(v: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from faststream.message import StreamMessage
 from faststream.redis.message import bDATA_KEY
+from faststream.redis.parser import BinaryMessageFormatV1
 
 BODY_FIELDS = ("type", "job_id", "payload", "not_before")
 HEADER_FIELDS = ("traceparent", "tracestate")
@@ -39,11 +40,27 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     return body, headers
 
 
-def to_envelope(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
-    """Rewrite flat fields as the JSON envelope FastStream's stream parser still understands."""
-    body, headers = lift_flat_fields(data)
-    headers["content-type"] = "application/json"
-    envelope = {"data": json.dumps(body), "headers": headers}
+def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
+    """One entry, flat fields or FastStream envelope, as a JSON envelope whose body is an object.
+
+    The handler's model accepts any JSON object; anything else (a Python producer sending a bare
+    string, broken bytes) becomes an object the intake can report as invalid, rather than a
+    decode error that would leave the entry (and in a batch, its neighbours) pending for ever.
+    """
+    if bDATA_KEY in data:
+        raw, headers = BinaryMessageFormatV1.parse(data[bDATA_KEY])
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            body = {"garbage": _text(raw)[:200]}
+    else:
+        body, headers = lift_flat_fields(data)
+    envelope = {
+        "data": json.dumps(body),
+        "headers": {**headers, "content-type": "application/json"},
+    }
     return {bDATA_KEY: json.dumps(envelope).encode()}
 
 
@@ -51,17 +68,8 @@ async def intake_parser(
     msg: Any, original_parser: Callable[[Any], Awaitable[StreamMessage[Any]]]
 ) -> StreamMessage[Any]:
     data = msg.get("data")
-    if isinstance(data, Mapping) and bDATA_KEY not in data:
-        msg = {**msg, "data": to_envelope(data)}
-    parsed = await original_parser(msg)
-    # The handler's model accepts any JSON object; anything else (a Python producer sending a
-    # bare string, broken bytes) becomes an object the intake can report as invalid, rather
-    # than a decode error that would leave the entry pending and redelivered for ever.
-    try:
-        ok = isinstance(json.loads(parsed.body), dict)
-    except ValueError:
-        ok = False
-    if not ok:
-        parsed.body = json.dumps({"garbage": _text(parsed.body)[:200]}).encode()
-        parsed.content_type = "application/json"
-    return parsed
+    if isinstance(data, list):  # a batch read
+        msg = {**msg, "data": [normalize(entry) for entry in data]}
+    elif isinstance(data, Mapping):
+        msg = {**msg, "data": normalize(data)}
+    return await original_parser(msg)

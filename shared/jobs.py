@@ -34,16 +34,40 @@ class JobRecords:
         self.names = names
         self.ttl = settings.job_ttl_seconds
 
-    async def update(self, job_id: str, state: JobState | None = None, **fields: object) -> None:
+    def queue(
+        self,
+        pipe: Any,
+        job_id: str,
+        state: JobState | None = None,
+        *,
+        created: bool = False,
+        **fields: object,
+    ) -> None:
+        """Queue the record's write into `pipe`, so it travels with the hop's other writes.
+
+        `created` marks the first write of a job (intake), the only one that sets `created_at`.
+        """
         mapping: dict[Any, Any] = {k: str(v) for k, v in fields.items() if v is not None}
         if state is not None:
             mapping["state"] = state.value
-        mapping["updated_at"] = f"{now():.3f}"
+        stamp = f"{now():.3f}"
+        mapping["updated_at"] = stamp
         key = self.names.job(job_id)
+        if created:
+            pipe.hsetnx(key, "created_at", stamp)
+        pipe.hset(key, mapping=mapping)
+        pipe.expire(key, self.ttl)
+
+    async def update(
+        self,
+        job_id: str,
+        state: JobState | None = None,
+        *,
+        created: bool = True,
+        **fields: object,
+    ) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(key, "created_at", f"{now():.3f}")
-            pipe.hset(key, mapping=mapping)
-            pipe.expire(key, self.ttl)
+            self.queue(pipe, job_id, state, created=created, **fields)
             await pipe.execute()
 
     async def get(self, job_id: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import redis.asyncio as aioredis
 
@@ -20,11 +20,15 @@ log = logging.getLogger("shiftstream.lease")
 
 
 async def renew(
-    redis: aioredis.Redis, stream: str, group: str, entry_id: str | bytes, consumer: str
+    redis: aioredis.Redis,
+    stream: str,
+    group: str,
+    entry_ids: Sequence[str | bytes],
+    consumer: str,
 ) -> bool:
-    """Reset the entry's idle time; False if it is no longer pending (acked or trimmed)."""
+    """Reset the entries' idle time; False if none is pending any more (acked or trimmed)."""
     claimed = await redis.xclaim(
-        stream, group, consumer, min_idle_time=0, message_ids=[entry_id], justid=True
+        stream, group, consumer, min_idle_time=0, message_ids=list(entry_ids), justid=True
     )
     return bool(claimed)
 
@@ -42,22 +46,28 @@ async def lease(
     redis: aioredis.Redis,
     stream: str,
     group: str,
-    entry_id: str | bytes,
+    entry_ids: Sequence[str | bytes],
     interval: float,
+    consumer: str | None = None,
 ) -> AsyncIterator[None]:
-    """Renew the claim on `entry_id` every `interval` seconds while the block runs."""
-    # Renew in the name of whichever of our consumers (reader or reclaimer) holds it, so
-    # XINFO CONSUMERS stays truthful.
-    consumer = await owner(redis, stream, group, entry_id)
+    """Renew the claim on `entry_ids` every `interval` seconds while the block runs.
+
+    Renewals are made in the name of the consumer that holds the entries, so XINFO CONSUMERS
+    stays truthful; when the caller does not know it, it is looked up at the first renewal,
+    so a block shorter than `interval` (nearly every solve) costs no round trip at all.
+    """
 
     async def loop() -> None:
+        holder = consumer
         while True:
             await asyncio.sleep(interval)
             try:
-                if consumer and not await renew(redis, stream, group, entry_id, consumer):
+                if holder is None:
+                    holder = await owner(redis, stream, group, entry_ids[0])
+                if holder and not await renew(redis, stream, group, entry_ids, holder):
                     return
             except Exception:  # a Redis blip must not kill the solve; the next tick retries
-                log.warning("lease renewal of %r failed", entry_id, exc_info=True)
+                log.warning("lease renewal of %r failed", entry_ids[0], exc_info=True)
 
     task = asyncio.create_task(loop())
     try:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from redis.exceptions import NoScriptError
+
 from shared.broker import Service
-from shared.event_writer import EventWriter
+from shared.event_writer import EventWriter, entry_id
+from shared.hop import Delivery, entry_span
 from shared.jobs import JobRecords, JobState
 from shared.messages import Outcome, OutcomeKind
 from shared.tracing import job_scope
@@ -18,6 +21,7 @@ class Notifier:
     def __init__(self, svc: Service) -> None:
         s = svc.settings
         self.redis = svc.redis
+        self.stream = svc.names.outcomes
         self.dead = svc.names.dead
         self.dead_maxlen = s.dead_maxlen
         self.max_deliveries = s.max_deliveries
@@ -28,28 +32,64 @@ class Notifier:
         self.events = EventWriter(
             svc.redis, svc.names, maxlen=s.events_maxlen, guard_ttl=s.idempotency_ttl_seconds
         )
+        svc.app.on_startup(self.events.load)
 
-    async def handle(self, outcome: Outcome, msg: Any) -> None:
-        with job_scope(outcome.job_id, attempt=outcome.attempts):
-            await self._handle(outcome, msg)
+    async def handle_batch(self, batch: list[Delivery[Outcome]]) -> None:
+        """Emit the batch's events in one pipeline, then its terminal records in a second.
 
-    async def _handle(self, outcome: Outcome, msg: Any) -> None:
-        count = await msg.get_delivery_count()
-        if count > self.max_deliveries:
-            # Nothing downstream can take it; keep it for operators instead of looping.
-            log.error("outcome %s of %s is poison; parking it", outcome.kind, outcome.job_id)
-            await self.redis.xadd(
-                self.dead,
-                {"poison_outcome": outcome.model_dump_json(), "deliveries": str(count)},
-                maxlen=self.dead_maxlen,
-                approximate=True,
-            )
+        Acked after both: a crash in between re-emits, and the terminal guard of
+        `emit_event.lua` turns a second terminal event into nothing (which is also why running
+        the batch again after a NOSCRIPT is safe).
+        """
+        try:
+            await self._emit_batch(batch)
+        except NoScriptError:
+            await self.events.load()
+            await self._emit_batch(batch)
+
+    async def _emit_batch(self, batch: list[Delivery[Outcome]]) -> None:
+        emitted: list[Outcome | None] = []  # one per queued command, None for a dead letter
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for d in batch:
+                outcome = d.body
+                with entry_span(self.stream, d), job_scope(outcome.job_id, outcome.attempts):
+                    if d.delivery_count > self.max_deliveries:
+                        # Nothing downstream can take it; keep it for operators, don't loop.
+                        log.error(
+                            "outcome %s of %s is poison; parking it", outcome.kind, outcome.job_id
+                        )
+                        pipe.xadd(
+                            self.dead,
+                            {
+                                "poison_outcome": outcome.model_dump_json(),
+                                "deliveries": str(d.delivery_count),
+                            },
+                            maxlen=self.dead_maxlen,
+                            approximate=True,
+                        )
+                        emitted.append(None)
+                    else:
+                        self.events.queue(pipe, outcome)
+                        emitted.append(outcome)
+            replies = await pipe.execute()
+        ends = [
+            (outcome, written)
+            for outcome, reply in zip(emitted, replies, strict=True)
+            if outcome is not None
+            and outcome.kind.terminal
+            and (written := entry_id(reply)) is not None
+        ]
+        if not ends:
             return
-        written = await self.events.emit(outcome)
-        if written is None or not outcome.kind.terminal:
-            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for outcome, written in ends:
+                self._record_end(pipe, outcome, written)
+            await pipe.execute()
+
+    def _record_end(self, pipe: Any, outcome: Outcome, written: str) -> None:
         if outcome.kind is OutcomeKind.COMPLETED:
-            await self.records.update(
+            self.records.queue(
+                pipe,
                 outcome.job_id,
                 JobState.COMPLETED,
                 attempts=outcome.attempts,
@@ -58,7 +98,8 @@ class Notifier:
                 event_id=written,
             )
         else:
-            await self.records.update(
+            self.records.queue(
+                pipe,
                 outcome.job_id,
                 JobState.FAILED,
                 attempts=outcome.attempts,

@@ -10,12 +10,12 @@ belongs to the job's trace.
 from __future__ import annotations
 
 import time
-import uuid
+from typing import Any
 
 import redis.asyncio as aioredis
-from faststream.redis.parser import BinaryMessageFormatV1
 from opentelemetry import propagate
 
+from shared.hop import envelope
 from shared.lua import source
 from shared.messages import Job
 from shared.streams import Names
@@ -24,12 +24,7 @@ from shared.streams import Names
 async def encode_entry(job: Job) -> bytes:
     headers: dict[str, str] = {"content-type": "application/json"}
     propagate.inject(headers)
-    return await BinaryMessageFormatV1.encode(
-        message=job.model_dump_json().encode(),
-        reply_to=None,
-        headers=headers,
-        correlation_id=uuid.uuid4().hex,
-    )
+    return await envelope(job.model_dump_json().encode(), headers)
 
 
 class Schedule:
@@ -39,9 +34,10 @@ class Schedule:
         self.maxlen = maxlen
         self._promote = redis.register_script(source("promote_due"))
 
-    async def add(self, job: Job, due: float) -> None:
+    async def add(self, job: Job, due: float, client: Any = None) -> None:
+        """`client` may be a pipeline: the write then goes with the caller's others."""
         member = await encode_entry(job)
-        await self.redis.zadd(self.names.schedule, {member: int(due * 1000)})
+        await (client or self.redis).zadd(self.names.schedule, {member: int(due * 1000)})
 
     async def promote_due(self, batch: int = 100) -> int:
         moved = await self._promote(

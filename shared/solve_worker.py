@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from shared.broker import Service
+from shared.hop import Delivery, entry_span, requeue
 from shared.isolation import (
     SolverTimedOut,
     solve_direct,
@@ -17,7 +18,7 @@ from shared.isolation import (
     switches_for,
     warm_up,
 )
-from shared.jobs import JobRecords, JobState, is_cancelled
+from shared.jobs import TERMINAL_STATES, JobRecords, JobState, is_cancelled
 from shared.lease import lease
 from shared.messages import (
     AttemptError,
@@ -50,6 +51,17 @@ class HandBack(RuntimeError):
 
 class Cancelled(RuntimeError):
     pass
+
+
+def _parse_or_none(job: Job, settings: Any) -> SolveRequest | None:
+    try:
+        return parse_request(job.payload, settings.limits)
+    except InvalidRequest:
+        return None
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def _entry_id(msg: Any) -> bytes:
@@ -93,6 +105,10 @@ class SolveWorker:
         count = await msg.get_delivery_count()
         if count <= self.s.max_deliveries:
             return False
+        await self.poison(job, count)
+        return True
+
+    async def poison(self, job: Job, count: int, pipe: Any = None) -> None:
         log.warning("%s: entry of job %s delivered %d times: poison", self.stage, job.job_id, count)
         await self.svc.publish(
             FailureRecord(
@@ -105,14 +121,23 @@ class SolveWorker:
                 trace_id=job.trace_id,
             ),
             self.names.failures,
+            pipeline=pipe,
         )
-        return True
 
     @contextlib.asynccontextmanager
-    async def holding(self, msg: Any) -> AsyncIterator[None]:
+    async def holding(
+        self, entry_ids: list[str | bytes], consumer: str | None = None
+    ) -> AsyncIterator[None]:
         # The lease starts before waiting for a slot: waiting is a legitimate hold too.
         async with (
-            lease(self.svc.redis, self.stream, self.group, _entry_id(msg), self.s.lease_interval),
+            lease(
+                self.svc.redis,
+                self.stream,
+                self.group,
+                entry_ids,
+                self.s.lease_interval,
+                consumer,
+            ),
             self.slots,
         ):
             yield
@@ -236,7 +261,12 @@ class SolveWorker:
             await self.svc.publish(update, self.names.outcomes)
 
     async def completed(
-        self, job: Job, result: SolveResult, elapsed_ms: float, used: Implementation
+        self,
+        job: Job,
+        result: SolveResult,
+        elapsed_ms: float,
+        used: Implementation,
+        pipe: Any = None,
     ) -> None:
         self.svc.metrics.solve_time(elapsed_ms, used.value)
         self.svc.metrics.job_out("completed", solver=used.value)
@@ -251,9 +281,10 @@ class SolveWorker:
                 cancelled=bool(result.stats and result.stats.cancelled),
             ),
             self.names.outcomes,
+            pipeline=pipe,
         )
 
-    async def cancelled(self, job: Job, reason: str) -> None:
+    async def cancelled(self, job: Job, reason: str, pipe: Any = None) -> None:
         await self.svc.publish(
             Outcome(
                 kind=OutcomeKind.FAILED,
@@ -263,9 +294,10 @@ class SolveWorker:
                 attempts=job.attempt,
             ),
             self.names.outcomes,
+            pipeline=pipe,
         )
 
-    async def invalid(self, job: Job, err: InvalidRequest) -> None:
+    async def invalid(self, job: Job, err: InvalidRequest, pipe: Any = None) -> None:
         # Only reachable if limits shrank between intake and solve; still never retried.
         await self.svc.publish(
             FailureRecord(
@@ -278,6 +310,7 @@ class SolveWorker:
                 trace_id=job.trace_id,
             ),
             self.names.failures,
+            pipeline=pipe,
         )
 
     def attempt_error(self, job: Job, err: BaseException) -> AttemptError:
@@ -291,7 +324,7 @@ class SolveWorker:
             message=str(err)[:2000] or type(err).__name__,
         )
 
-    async def transient(self, job: Job, error: AttemptError) -> None:
+    async def transient(self, job: Job, error: AttemptError, pipe: Any = None) -> None:
         record_failure(error.error_class.value)
         failed = job.model_copy(update={"history": [*job.history, error]})
         await self.svc.publish(
@@ -305,6 +338,7 @@ class SolveWorker:
                 trace_id=job.trace_id,
             ),
             self.names.failures,
+            pipeline=pipe,
         )
 
     async def skip(self, job: Job) -> bool:
@@ -317,41 +351,128 @@ class SolveWorker:
         # A request that names its solver gets it; otherwise the deployment decides.
         return request.solver.implementation or self.s.solver_implementation
 
-    async def handle_job(self, job: Job, msg: Any) -> None:
-        with job_scope(job.job_id, attempt=job.attempt):
-            await self._handle_job(job, msg)
+    def inline(self, request: SolveRequest, used: Implementation) -> bool:
+        """A greedy solve of a tiny roster runs on the event loop, its outcome batched.
 
-    async def _handle_job(self, job: Job, msg: Any) -> None:
-        if await self.poisoned(job, msg) or await self.skip(job):
-            return
-        async with self.holding(msg):
-            if await is_cancelled(self.svc.redis, self.names, job.job_id):
-                await self.cancelled(job, "cancelled before the solve started")
-                return
+        For such a roster the solve takes less time than the thread hop, the progress polling
+        and the job record writes that guard a long solve; anything bigger, and every C solve
+        (it may crash, so it runs isolated), takes the guarded path.
+        """
+        cells = len(request.employees) * request.horizon.days * len(request.shift_types)
+        return used is Implementation.GREEDY and cells <= self.s.solver_inline_max_cells
+
+    async def handle_jobs(self, batch: list[Delivery[Job]]) -> None:
+        """Tiny greedy jobs and quick verdicts in one pipeline; at most one guarded solve.
+
+        A batch holds its entries until it returns, so a second long solve in it would wait
+        for the first while another replica might be idle: it is put back at the tail of the
+        stream instead (written before the batch is acked, so it cannot be lost).
+        """
+        checks = await self._check_all([d.body.job_id for d in batch])
+        guarded: tuple[Delivery[Job], SolveRequest] | None = None
+        async with self.svc.redis.pipeline(transaction=False) as pipe:
+            for d, (terminal, cancelled) in zip(batch, checks, strict=True):
+                if terminal:
+                    continue  # a redelivered or duplicated job whose end was already reported
+                job = d.body
+                request = _parse_or_none(job, self.s)
+                quick = (
+                    request is None
+                    or cancelled
+                    or d.delivery_count > self.s.max_deliveries
+                    or self.inline(request, self.implementation_for(request))
+                )
+                if not quick and request is not None:
+                    if guarded is None:
+                        guarded = (d, request)
+                    else:
+                        await requeue(pipe, self.stream, d, self.s.stream_maxlen)
+                    continue
+                with entry_span(self.stream, d), job_scope(job.job_id, attempt=job.attempt):
+                    await self._quick(d, request, cancelled, pipe)
+            await pipe.execute()
+        if guarded is not None:
+            d, request = guarded
+            job = d.body
+            with entry_span(self.stream, d), job_scope(job.job_id, attempt=job.attempt):
+                # The whole batch stays unacked until this returns: keep all of it leased.
+                async with self.holding([x.entry_id for x in batch], d.consumer):
+                    await self._guarded(job, request)
+
+    async def _check_all(self, job_ids: list[str]) -> list[tuple[bool, bool]]:
+        """(already ended, cancel requested) for each job, in one round trip."""
+        async with self.svc.redis.pipeline(transaction=False) as pipe:
+            for job_id in job_ids:
+                pipe.hget(self.names.job(job_id), "state")
+                pipe.exists(self.names.cancel(job_id))
+            replies = await pipe.execute()
+        return [
+            (state is not None and _text(state) in TERMINAL_STATES, bool(cancel))
+            for state, cancel in zip(replies[::2], replies[1::2], strict=True)
+        ]
+
+    async def _quick(
+        self, d: Delivery[Job], request: SolveRequest | None, cancelled: bool, pipe: Any
+    ) -> None:
+        job = d.body
+        if d.delivery_count > self.s.max_deliveries:
+            await self.poison(job, d.delivery_count, pipe)
+        elif cancelled:
+            await self.cancelled(job, "cancelled before the solve started", pipe)
+        elif request is None:
             try:
-                request = parse_request(job.payload, self.s.limits)
-                used = self.implementation_for(request)
-                result, elapsed = await self.run_solve(job, request, used)
+                parse_request(job.payload, self.s.limits)
             except InvalidRequest as err:
-                await self.invalid(job, err)
-                return
-            except Cancelled as err:
-                await self.cancelled(job, f"cancelled: {err}")
-                return
-            except HandBack:
-                raise
-            except Exception as err:
-                log.warning("solve of %s failed: %r", job.job_id, err)
-                error = self.attempt_error(job, err)
-                record_failure(error.error_class.value, err)
-                self.svc.metrics.failure(error.error_class.value, stage=self.stage)
-                if self.s.solver_allow_fallback:
-                    self.svc.metrics.fallback(error.error_class.value)
-                    await self.svc.publish(FallbackJob(job=job, error=error), self.names.fallback)
-                else:
-                    await self.transient(job, error)
-                return
-            await self.completed(job, result, elapsed, used)
+                await self.invalid(job, err, pipe)
+        else:
+            await self._solve_inline(job, request, pipe)
+
+    async def _solve_inline(self, job: Job, request: SolveRequest, pipe: Any) -> None:
+        used = Implementation.GREEDY
+        time_limit = min(request.solver.time_limit_seconds, self.s.solver_max_time_limit)
+        self.svc.metrics.job_in()
+        self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
+        started = time.perf_counter()
+        try:
+            with solve_span(job.job_id, job.attempt, used.value) as span:
+                result = solve_direct(
+                    request, implementation=used, time_limit=time_limit, control=SolveControl()
+                )
+                span.finished(result)
+        except Exception as err:
+            await self._solve_failed(job, err, pipe)
+            return
+        await self.completed(job, result, (time.perf_counter() - started) * 1000, used, pipe)
+
+    async def _guarded(self, job: Job, request: SolveRequest) -> None:
+        used = self.implementation_for(request)
+        if await is_cancelled(self.svc.redis, self.names, job.job_id):
+            await self.cancelled(job, "cancelled before the solve started")
+            return
+        try:
+            result, elapsed = await self.run_solve(job, request, used)
+        except Cancelled as err:
+            await self.cancelled(job, f"cancelled: {err}")
+            return
+        except HandBack:
+            raise
+        except Exception as err:
+            await self._solve_failed(job, err)
+            return
+        await self.completed(job, result, elapsed, used)
+
+    async def _solve_failed(self, job: Job, err: Exception, pipe: Any = None) -> None:
+        log.warning("solve of %s failed: %r", job.job_id, err)
+        error = self.attempt_error(job, err)
+        record_failure(error.error_class.value, err)
+        self.svc.metrics.failure(error.error_class.value, stage=self.stage)
+        if self.s.solver_allow_fallback:
+            self.svc.metrics.fallback(error.error_class.value)
+            await self.svc.publish(
+                FallbackJob(job=job, error=error), self.names.fallback, pipeline=pipe
+            )
+        else:
+            await self.transient(job, error, pipe)
 
     async def handle_fallback(self, item: FallbackJob, msg: Any) -> None:
         with job_scope(item.job.job_id, attempt=item.job.attempt):
@@ -361,7 +482,7 @@ class SolveWorker:
         job = item.job.model_copy(update={"history": [*item.job.history, item.error]})
         if await self.poisoned(job, msg) or await self.skip(job):
             return
-        async with self.holding(msg):
+        async with self.holding([_entry_id(msg)]):
             if await is_cancelled(self.svc.redis, self.names, job.job_id):
                 await self.cancelled(job, "cancelled before the fallback solve started")
                 return

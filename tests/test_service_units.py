@@ -12,7 +12,7 @@ from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
 from shared.intake import parse_not_before
-from shared.intake_parser import intake_parser, lift_flat_fields, to_envelope
+from shared.intake_parser import intake_parser, lift_flat_fields, normalize
 from shared.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
 from shared.progress import MESSAGES, ProgressReporter, message_for
 from shared.retry import backoff_ceiling, backoff_delay
@@ -85,7 +85,7 @@ def test_flat_fields_are_lifted_into_body_and_headers() -> None:
 
 def test_envelope_from_flat_fields_parses_back() -> None:
     data, headers = BinaryMessageFormatV1.parse(
-        to_envelope({b"type": b"solve", b"job_id": b"x", b"tracestate": b"k=v"})[bDATA_KEY]
+        normalize({b"type": b"solve", b"job_id": b"x", b"tracestate": b"k=v"})[bDATA_KEY]
     )
     assert json.loads(data) == {"type": "solve", "job_id": "x"}
     assert headers["tracestate"] == "k=v"
@@ -109,18 +109,37 @@ def _run_parser(data: dict[bytes, bytes]) -> Any:
     return parsed, seen["msg"]
 
 
-def test_parser_passes_faststream_envelopes_through() -> None:
+def test_parser_keeps_faststream_envelopes_body_and_headers() -> None:
     envelope = asyncio.run(
         BinaryMessageFormatV1.encode(
             message=b'{"type": "solve", "job_id": "p1"}',
             reply_to=None,
-            headers={},
+            headers={"traceparent": "00-abc-def-01"},
             correlation_id="c",
         )
     )
     parsed, msg = _run_parser({bDATA_KEY: envelope})
-    assert msg["data"][bDATA_KEY] == envelope
+    _, headers = BinaryMessageFormatV1.parse(msg["data"][bDATA_KEY])
+    assert headers["traceparent"] == "00-abc-def-01"
     assert json.loads(parsed.body)["job_id"] == "p1"
+
+
+def test_parser_normalises_every_entry_of_a_batch() -> None:
+    """One garbage entry must not make the whole batch undecodable (it would stay pending)."""
+    good = {b"type": b"solve", b"job_id": b"a", b"traceparent": b"00-abc-def-01"}
+    garbage = {bDATA_KEY: b"\xff\xfe not json"}
+    seen: dict[str, Any] = {}
+
+    async def original(msg: Any) -> Any:
+        seen["msg"] = msg
+        return msg
+
+    asyncio.run(intake_parser({"type": "bstream", "data": [good, garbage]}, original))
+    decoded = [BinaryMessageFormatV1.parse(e[bDATA_KEY]) for e in seen["msg"]["data"]]
+    assert json.loads(decoded[0][0]) == {"type": "solve", "job_id": "a"}
+    assert decoded[0][1]["traceparent"] == "00-abc-def-01"
+    assert IntakeEntry.model_validate_json(decoded[1][0]).job_id is None
+    assert "garbage" in json.loads(decoded[1][0])
 
 
 def test_parser_turns_garbage_into_an_object() -> None:

@@ -184,9 +184,12 @@ def test_two_solver_processes_split_the_work(make_stack: StackFactory) -> None:
     stack.wait_terminal(*jobs, timeout=90)
     workers = {stack.job(j)["worker"] for j in jobs}
     assert len(workers) == 2
+    outcomes = stack.records(stack.names.outcomes)
     for j in jobs:
         assert len(stack.terminal(j)) == 1
-        assert entries_for(stack, stack.names.jobs, j) == 1
+        # Solved once: a batch's second long job is written back to the stream for the other
+        # solver (ADR 0006), which may add an entry, never a second solve.
+        assert sum(o.get("job_id") == j and o.get("kind") == "completed" for o in outcomes) == 1
     assert stack.pending("solver") == 0
 
 

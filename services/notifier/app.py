@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from faststream.redis import RedisStreamMessage
-
 from shared.broker import build_service
 from shared.messages import Outcome
 from shared.notifier import Notifier
@@ -11,11 +9,8 @@ from shared.notifier import Notifier
 service = build_service("notifier")
 notifier = Notifier(service)
 stream, group = service.names.groups["notifier"]
-
-
-@service.reader_and_reclaimer(stream, group)
-async def on_outcome(body: Outcome, msg: RedisStreamMessage) -> None:
-    await notifier.handle(body, msg)
-
+service.batched_hop(
+    stream, group, Outcome, notifier.handle_batch, max_batch=service.settings.batch_max_records
+)
 
 app = service.app

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from faststream.redis import RedisStreamMessage
-
 from shared.broker import build_service
 from shared.messages import Job
 from shared.solve_worker import SolveWorker
@@ -11,11 +9,13 @@ from shared.solve_worker import SolveWorker
 service = build_service("solver")
 stream, group = service.names.groups["solver"]
 worker = SolveWorker(service, "solver", stream, group)
-
-
-@service.reader_and_reclaimer(stream, group, readers=service.settings.worker_concurrency)
-async def on_job(body: Job, msg: RedisStreamMessage) -> None:
-    await worker.handle_job(body, msg)
-
+service.batched_hop(
+    stream,
+    group,
+    Job,
+    worker.handle_jobs,
+    readers=service.settings.worker_concurrency,
+    max_batch=service.settings.solver_batch,
+)
 
 app = service.app
