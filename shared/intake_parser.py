@@ -17,6 +17,8 @@ from faststream.message import StreamMessage
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
+from shared.hop import envelope
+
 BODY_FIELDS = ("type", "job_id", "payload", "not_before")
 HEADER_FIELDS = ("traceparent", "tracestate")
 
@@ -40,8 +42,8 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     return body, headers
 
 
-def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
-    """One entry, flat fields or FastStream envelope, as a JSON envelope whose body is an object.
+async def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
+    """One entry, flat fields or FastStream envelope, as an envelope whose body is an object.
 
     The handler's model accepts any JSON object; anything else (a Python producer sending a bare
     string, broken bytes) becomes an object the intake can report as invalid, rather than a
@@ -57,11 +59,12 @@ def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
             body = {"garbage": _text(raw)[:200]}
     else:
         body, headers = lift_flat_fields(data)
-    envelope = {
-        "data": json.dumps(body),
-        "headers": {**headers, "content-type": "application/json"},
-    }
-    return {bDATA_KEY: json.dumps(envelope).encode()}
+    # FastStream's binary envelope: a JSON envelope would escape the payload (itself JSON in a
+    # string) a second time, and every entry would be decoded twice more.
+    encoded = await envelope(
+        json.dumps(body).encode(), {**headers, "content-type": "application/json"}
+    )
+    return {bDATA_KEY: encoded}
 
 
 async def intake_parser(
@@ -69,7 +72,7 @@ async def intake_parser(
 ) -> StreamMessage[Any]:
     data = msg.get("data")
     if isinstance(data, list):  # a batch read
-        msg = {**msg, "data": [normalize(entry) for entry in data]}
+        msg = {**msg, "data": [await normalize(entry) for entry in data]}
     elif isinstance(data, Mapping):
-        msg = {**msg, "data": normalize(data)}
+        msg = {**msg, "data": await normalize(data)}
     return await original_parser(msg)

@@ -85,7 +85,9 @@ def test_flat_fields_are_lifted_into_body_and_headers() -> None:
 
 def test_envelope_from_flat_fields_parses_back() -> None:
     data, headers = BinaryMessageFormatV1.parse(
-        normalize({b"type": b"solve", b"job_id": b"x", b"tracestate": b"k=v"})[bDATA_KEY]
+        asyncio.run(normalize({b"type": b"solve", b"job_id": b"x", b"tracestate": b"k=v"}))[
+            bDATA_KEY
+        ]
     )
     assert json.loads(data) == {"type": "solve", "job_id": "x"}
     assert headers["tracestate"] == "k=v"
