@@ -261,3 +261,40 @@ def test_roster_of_another_integer_type_is_scored_the_same() -> None:
     as_int32 = evaluate(INSTANCE3, roster.astype(np.int32))
     assert evaluate(INSTANCE3, roster.astype(np.int64)) == as_int32
     assert evaluate(INSTANCE3, roster.astype(np.int32).tolist()) == as_int32  # type: ignore[arg-type]
+
+
+def test_unvalidated_result_is_what_validation_gives() -> None:
+    # The result models are built without validation (`trusted`): a validated copy must be the
+    # same models and the same JSON, byte for byte (field order follows the instance dicts).
+    from shared.roster.evaluator import build_result
+    from shared.roster.model import SolveResult
+
+    problem = compile_request(load_curtois(bench_dir() / "Instance3.txt"))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        roster = rng.integers(-1, problem.n_shifts, size=(problem.n_employees, problem.n_days))
+        result = build_result(problem, roster.astype(np.int32))
+        assert result.breakdown and result.uncovered and result.score.hard_violations
+        copy = SolveResult.model_validate(result.model_dump())
+        assert copy == result
+        assert copy.model_dump_json() == result.model_dump_json()
+
+
+def test_arrays_built_from_the_lists() -> None:
+    # `compile_request` keeps lists only; each array appears on first access, as the C solver
+    # takes it, and a copy through `dataclasses.replace` is an ordinary array-built problem.
+    import dataclasses
+
+    problem = compile_request(load_curtois(bench_dir() / "Instance2.txt"))
+    e, d, s = problem.n_employees, problem.n_days, problem.n_shifts
+    assert problem.forbidden.dtype == np.uint8 and problem.forbidden.shape == (s, s)
+    assert problem.day_off.dtype == np.uint8 and problem.day_off.shape == (e, d)
+    assert problem.max_shifts.dtype == np.int32 and problem.max_shifts.shape == (e, s)
+    assert problem.cover_req.shape == (d, s) and problem.on_ptr.shape == (e * d + 1,)
+    copy = dataclasses.replace(problem)
+    assert copy.n_days == d
+    for name, value in vars(copy.lists).items():
+        assert value == getattr(problem.lists, name), name
+    no_cover = compile_request(request(cover=[]))
+    assert no_cover.cover_req.shape == (no_cover.n_days, no_cover.n_shifts)
+    assert no_cover.on_shift.shape == (0,) and no_cover.on_shift.dtype == np.int32

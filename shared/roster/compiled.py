@@ -40,9 +40,9 @@ Monday, so there weekend k is days 7k+5 and 7k+6, exactly as FORMAT.md states.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -81,8 +81,18 @@ class Lists:
     cover_over: list[list[int]]
 
 
+# dtype of each array; every array not listed is int32.
+_UINT8 = frozenset({"forbidden", "day_off"})
+_GRIDS = frozenset({"forbidden", "max_shifts", "day_off", "cover_req", "cover_under", "cover_over"})
+_ARRAYS = frozenset(f.name for f in fields(Lists))
+
+
 @dataclass(frozen=True, eq=False)
 class Problem:
+    """The compiled problem. Built from arrays (`Problem(...)`) or from lists (`from_lists`);
+    in the second case each array is made from `lists` on first access, so a solve that never
+    hands the problem to C builds none of them."""
+
     shift_ids: tuple[str, ...]
     employee_ids: tuple[str, ...]
     length: I32
@@ -107,11 +117,55 @@ class Problem:
     cover_under: I32
     cover_over: I32
 
+    @classmethod
+    def from_lists(
+        cls,
+        shift_ids: tuple[str, ...],
+        employee_ids: tuple[str, ...],
+        n_days: int,
+        n_weekends: int,
+        lists: Lists,
+    ) -> Problem:
+        problem = object.__new__(cls)
+        # Written past the frozen `__setattr__`, as `cached_property` does; the array fields
+        # stay unset until `__getattr__` builds them.
+        problem.__dict__.update(
+            shift_ids=shift_ids,
+            employee_ids=employee_ids,
+            n_weekends=n_weekends,
+            n_days=n_days,
+            lists=lists,
+        )
+        return problem
+
+    if not TYPE_CHECKING:  # mypy would otherwise accept any attribute name on a Problem
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for an attribute not set yet: an array of a `from_lists` problem.
+            lists = self.__dict__.get("lists")
+            if lists is None or name not in _ARRAYS:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = np.array(getattr(lists, name), dtype=np.uint8 if name in _UINT8 else np.int32)
+            if value.ndim == 1 and name in _GRIDS:
+                value = value.reshape(self._shape(name))  # np.array of [] is 1-D
+            self.__dict__[name] = value
+            return value
+
+    def _shape(self, name: str) -> tuple[int, int]:
+        e, d, s = len(self.employee_ids), self.n_days, len(self.shift_ids)
+        if name == "forbidden":
+            return s, s
+        if name == "max_shifts":
+            return e, s
+        if name == "day_off":
+            return e, d
+        return d, s
+
     @property
     def n_employees(self) -> int:
         return len(self.employee_ids)
 
-    @property
+    @cached_property
     def n_days(self) -> int:
         return int(self.day_off.shape[1])
 
@@ -123,28 +177,7 @@ class Problem:
     def lists(self) -> Lists:
         """The arrays as Python lists, for code that reads them cell by cell (the greedy solver,
         the rules): indexing a list is several times cheaper than indexing an array."""
-        return Lists(
-            length=self.length.tolist(),
-            forbidden=self.forbidden.tolist(),
-            max_shifts=self.max_shifts.tolist(),
-            min_minutes=self.min_minutes.tolist(),
-            max_minutes=self.max_minutes.tolist(),
-            max_consec=self.max_consec.tolist(),
-            min_consec=self.min_consec.tolist(),
-            min_off=self.min_off.tolist(),
-            max_weekends=self.max_weekends.tolist(),
-            day_off=self.day_off.tolist(),
-            weekend=self.weekend.tolist(),
-            on_ptr=self.on_ptr.tolist(),
-            on_shift=self.on_shift.tolist(),
-            on_weight=self.on_weight.tolist(),
-            off_ptr=self.off_ptr.tolist(),
-            off_shift=self.off_shift.tolist(),
-            off_weight=self.off_weight.tolist(),
-            cover_req=self.cover_req.tolist(),
-            cover_under=self.cover_under.tolist(),
-            cover_over=self.cover_over.tolist(),
-        )
+        return Lists(**{name: getattr(self, name).tolist() for name in _ARRAYS})
 
     def empty_roster(self) -> I32:
         return np.full((self.n_employees, self.n_days), -1, dtype=np.int32)
@@ -180,7 +213,7 @@ def _weekend_list(start_weekday: int, days: int) -> tuple[list[int], int]:
     return weekend, len(week_to_index)
 
 
-def _csr(cells: list[list[tuple[int, int]]]) -> tuple[I32, I32, I32]:
+def _csr(cells: list[list[tuple[int, int]]]) -> tuple[list[int], list[int], list[int]]:
     ptr = [0] * (len(cells) + 1)
     shift: list[int] = []
     weight: list[int] = []
@@ -192,16 +225,10 @@ def _csr(cells: list[list[tuple[int, int]]]) -> tuple[I32, I32, I32]:
                 shift.append(s)
                 weight.append(w)
         ptr[i + 1] = total
-    return (
-        np.array(ptr, dtype=np.int32),
-        np.array(shift, dtype=np.int32),
-        np.array(weight, dtype=np.int32),
-    )
+    return ptr, shift, weight
 
 
 def compile_request(req: SolveRequest) -> Problem:
-    # Built as Python lists and converted once: tiny requests are common and item assignment
-    # into numpy arrays costs far more than the arithmetic here.
     days = req.horizon.days
     shifts = req.shift_types
     s_index = {s.id: i for i, s in enumerate(shifts)}
@@ -242,14 +269,6 @@ def compile_request(req: SolveRequest) -> Problem:
         for r in emp.shift_off_requests:
             off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
 
-    def per_employee(values: list[int]) -> I32:
-        return np.array(values, dtype=np.int32)
-
-    def grid(rows: list[list[int]], dtype: type[np.generic], shape: tuple[int, int]) -> Any:
-        arr = np.array(rows, dtype=dtype)
-        # np.array of [] is 1-D: a side of length 0 needs the shape restored
-        return arr if arr.ndim == 2 else arr.reshape(shape)
-
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
     cover_req = [[0] * n_s for _ in range(days)]
@@ -275,34 +294,9 @@ def compile_request(req: SolveRequest) -> Problem:
     length = [s.length_minutes for s in shifts]
     on_ptr, on_shift, on_weight = _csr(on_cells)
     off_ptr, off_shift, off_weight = _csr(off_cells)
-    problem = Problem(
-        shift_ids=tuple(s.id for s in shifts),
-        employee_ids=tuple(e.id for e in emps),
-        length=np.array(length, dtype=np.int32),
-        forbidden=grid(forbidden, np.uint8, (n_s, n_s)),
-        max_shifts=grid(max_shifts, np.int32, (n_e, n_s)),
-        min_minutes=per_employee(min_minutes),
-        max_minutes=per_employee(max_minutes),
-        max_consec=per_employee(max_consec),
-        min_consec=per_employee(min_consec),
-        min_off=per_employee(min_off),
-        max_weekends=per_employee(max_weekends),
-        day_off=grid(day_off, np.uint8, (n_e, days)),
-        weekend=np.array(weekend, dtype=np.int32),
-        n_weekends=n_weekends,
-        on_ptr=on_ptr,
-        on_shift=on_shift,
-        on_weight=on_weight,
-        off_ptr=off_ptr,
-        off_shift=off_shift,
-        off_weight=off_weight,
-        cover_req=grid(cover_req, np.int32, (days, n_s)),
-        cover_under=grid(cover_under, np.int32, (days, n_s)),
-        cover_over=grid(cover_over, np.int32, (days, n_s)),
-    )
-    # The lists the arrays were built from are exactly `problem.lists`; filling the cached
-    # property here spares the greedy solver and the rules converting them back.
-    problem.__dict__["lists"] = Lists(
+    # Kept as lists: the greedy solver and the rules read them as lists, and the arrays the C
+    # solver takes are built from them only if it asks (`Problem.from_lists`).
+    lists = Lists(
         length=length,
         forbidden=forbidden,
         max_shifts=max_shifts,
@@ -314,14 +308,16 @@ def compile_request(req: SolveRequest) -> Problem:
         max_weekends=max_weekends,
         day_off=day_off,
         weekend=weekend,
-        on_ptr=on_ptr.tolist(),
-        on_shift=on_shift.tolist(),
-        on_weight=on_weight.tolist(),
-        off_ptr=off_ptr.tolist(),
-        off_shift=off_shift.tolist(),
-        off_weight=off_weight.tolist(),
+        on_ptr=on_ptr,
+        on_shift=on_shift,
+        on_weight=on_weight,
+        off_ptr=off_ptr,
+        off_shift=off_shift,
+        off_weight=off_weight,
         cover_req=cover_req,
         cover_under=cover_under,
         cover_over=cover_over,
     )
-    return problem
+    return Problem.from_lists(
+        tuple(s.id for s in shifts), tuple(e.id for e in emps), days, n_weekends, lists
+    )

@@ -10,10 +10,14 @@ import numpy as np
 from shared.roster.compiled import I32, Problem
 from shared.roster.model import (
     ConstraintMatch,
+    EmployeeRoster,
+    EmployeeScore,
     RuleScore,
     Score,
     SolveResult,
     SolverStats,
+    Uncovered,
+    trusted,
 )
 from shared.roster.rules import RULES, Rows, cover_counts, total_minutes
 
@@ -82,12 +86,6 @@ def evaluate(problem: Problem, roster: I32) -> Evaluation:
     return evaluate_rows(problem, checked_rows(problem, roster))
 
 
-# The models' validators called directly: the same validation as `Model(**fields)` without the
-# keyword-argument wrapper, which costs about as much again on these small models.
-_rule_score = RuleScore.__pydantic_validator__.validate_python
-_solve_result = SolveResult.__pydantic_validator__.validate_python
-
-
 def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
     """`evaluate` of a roster given as lists that are known to pass `checked_rows`."""
     scores = []
@@ -98,7 +96,8 @@ def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
             hard_violations += m.hard_violations
             penalty += m.penalty
         scores.append(
-            _rule_score(
+            trusted(
+                RuleScore,
                 {
                     "rule": rule.name,
                     "hard": rule.hard,
@@ -138,31 +137,44 @@ def build_result(
         if zd[s] < rd[s]
     ]
     ids = problem.shift_ids
-    # One validation call for the whole result, nested models given as plain dicts.
-    result: SolveResult = _solve_result(
+    # Built without validation (`trusted`): every value is the evaluator's or the validated
+    # request's; `stats` is the caller's model, which is what validation would keep too.
+    return trusted(
+        SolveResult,
         {
+            "version": 1,
             "assignments": [
-                {"employee": e, "shifts": [None if s < 0 else ids[s] for s in row]}
+                trusted(
+                    EmployeeRoster,
+                    {"employee": e, "shifts": [None if s < 0 else ids[s] for s in row]},
+                )
                 for e, row in zip(problem.employee_ids, rows, strict=True)
             ],
-            "score": {"hard_violations": ev.hard_violations, "penalty": ev.penalty},
+            "score": trusted(
+                Score, {"hard_violations": ev.hard_violations, "penalty": ev.penalty}
+            ),
             "feasible": ev.feasible,
             "breakdown": list(ev.rules),
             "employees": [
-                {
-                    "employee": e,
-                    "hard_violations": hv,
-                    "penalty": pen,
-                    "minutes": minutes[i],
-                    "shifts": shifts[i],
-                }
+                trusted(
+                    EmployeeScore,
+                    {
+                        "employee": e,
+                        "hard_violations": hv,
+                        "penalty": pen,
+                        "minutes": minutes[i],
+                        "shifts": shifts[i],
+                    },
+                )
                 for i, (e, (hv, pen)) in enumerate(per_employee.items())
             ],
             "uncovered": [
-                {"day": d, "shift": ids[s], "required": required[d][s], "assigned": z[d][s]}
+                trusted(
+                    Uncovered,
+                    {"day": d, "shift": ids[s], "required": required[d][s], "assigned": z[d][s]},
+                )
                 for d, s in short
             ],
             "stats": stats,
-        }
+        },
     )
-    return result

@@ -295,46 +295,88 @@ class Greedy:
 
     def fill_cover(self) -> None:
         wanted = []
-        eligible = [[e for e in range(self.E) if self.max_shifts[e][s] > 0] for s in range(self.S)]
-        fixed_off = [e for e in range(self.E) if any(self.day_off[e])]
-        for d in range(self.D):
-            off_today = [e for e in fixed_off if self.day_off[e][d]]
-            for s in range(self.S):
-                need = self.req[d][s]
+        req, max_shifts, day_off = self.req, self.max_shifts, self.day_off
+        n_eligible = [sum(1 for row in max_shifts if row[s] > 0) for s in range(self.S)]
+        fixed_off = [e for e in range(self.E) if any(day_off[e])]
+        for d, req_d in enumerate(req):
+            off_today = [e for e in fixed_off if day_off[e][d]]
+            for s, need in enumerate(req_d):
                 if need <= 0:
                     continue
-                avail = len(eligible[s])
+                avail = n_eligible[s]
                 if off_today:
-                    avail -= sum(1 for e in off_today if self.max_shifts[e][s] > 0)
+                    avail -= sum(1 for e in off_today if max_shifts[e][s] > 0)
                 wanted.append((avail / need, d, s))
         # One draw for all cells yields the same numbers as one draw per cell, much cheaper.
         ties = self.rng.random(len(wanted)).tolist()
         cells = [(r, tie, d, s) for (r, d, s), tie in zip(wanted, ties, strict=True)]
         cells.sort()
+        cancelled, pick, put, z = self.control.cancel.is_set, self.pick, self.set, self.st.z
         for _, _, d, s in cells:
-            for _ in range(self.req[d][s] - self.st.z[d][s]):
-                if self.control.cancel.is_set():
+            for _ in range(req[d][s] - z[d][s]):
+                if cancelled():
                     return
-                best = self.pick(d, s)
+                best = pick(d, s)
                 if best < 0:
                     break
-                self.set(best, d, s)
+                put(best, d, s)
 
     def pick(self, d: int, s: int) -> int:
         # The key is (score, jitter), compared by hand, and min/max are written as conditionals:
         # the same values as the builtins, without their call overhead in this hot loop.
         best, best_score, best_jitter = -1, 0.0, 0.0
         # Hoisted lookups: this loop runs for every head of every cover cell.
-        minutes, min_minutes, max_minutes = self.st.minutes, self.min_minutes, self.max_minutes
+        st = self.st
+        roster, count, minutes, weekend_days = st.roster, st.count, st.minutes, st.weekend_days
+        min_minutes, max_minutes, max_shifts = self.min_minutes, self.max_minutes, self.max_shifts
+        max_consec, min_consec, min_offs = self.max_consec, self.min_consec, self.min_off
+        max_weekends, day_off, forbidden = self.max_weekends, self.day_off, self.forbidden
         on, off, jitter, min_len = self.on, self.off, self.jitter, self.min_len
-        run_if_added, min_consec = self.run_if_added, self.min_consec
-        weekend_days, w = self.st.weekend_days, self.weekend[d]
-        span = self.length[s] * (self.D - d)
+        w, D = self.weekend[d], self.D
+        length_s = self.length[s]
+        follows = forbidden[s]
+        span = length_s * (D - d)
         for e in range(self.E):
-            run = run_if_added(e, d, s)
-            if run is None:
+            # `run_if_added(e, d, s)` written out (same checks, same order): the call and its
+            # lookups cost more than the checks for the few employees of a small roster.
+            row = roster[e]
+            if row[d] != OFF or day_off[e][d]:
                 continue
-            left, right = run
+            if count[e][s] >= max_shifts[e][s]:
+                continue
+            if minutes[e] + length_s > max_minutes[e]:
+                continue
+            if d > 0 and row[d - 1] >= 0 and forbidden[row[d - 1]][s]:
+                continue
+            if d + 1 < D and row[d + 1] >= 0 and follows[row[d + 1]]:
+                continue
+            if w >= 0:
+                days_in = weekend_days[e]
+                # tallies are never negative, so the weekends worked are the nonzero entries
+                if days_in[w] == 0 and len(days_in) - days_in.count(0) + 1 > max_weekends[e]:
+                    continue
+            left = d
+            while left > 0 and row[left - 1] >= 0:
+                left -= 1
+            right = d
+            while right + 1 < D and row[right + 1] >= 0:
+                right += 1
+            if right - left + 1 > max_consec[e]:
+                continue
+            min_off = min_offs[e]
+            if min_off > 1:
+                gap_end = left - 1
+                g = gap_end
+                while g >= 0 and row[g] == OFF:
+                    g -= 1
+                if g >= 0 and 0 < gap_end - g < min_off:
+                    continue
+                gap_start = right + 1
+                g = gap_start
+                while g < D and row[g] == OFF:
+                    g += 1
+                if g < D and 0 < g - gap_start < min_off:
+                    continue
             # `run_bonus` from the run bounds already found; working the other half of a weekend
             # already worked costs no weekend allowance.
             run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1

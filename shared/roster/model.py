@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -295,3 +295,48 @@ class SolveResult(_Model):
     stats: SolverStats | None = Field(
         default=None, description="How the roster was found; absent when it was only evaluated."
     )
+
+
+# ---------------------------------------------------------------------------- trusted builds
+
+M = TypeVar("M", bound=BaseModel)
+
+_new = object.__new__
+# The slot setters themselves: `object.__setattr__` by name costs about twice as much.
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_DEFAULTS: dict[type[BaseModel], tuple[tuple[str, Any], ...]] = {}
+
+
+def _defaults(cls: type[BaseModel]) -> tuple[tuple[str, Any], ...]:
+    """(name, field info) per field of `cls`, in declaration order."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = tuple(cls.model_fields.items())
+    return found
+
+
+def trusted(cls: type[M], values: dict[str, Any]) -> M:
+    """`cls(**values)` without validation, for values our own code computed from a validated
+    request (the evaluator's verdict): building the ~20 models of a small result through the
+    validator cost more than solving it. Unlike `model_construct`, which is slower than
+    validating, this only does what construction must: fill the defaults, in declaration order
+    (serialization follows the instance dict's order), and set pydantic's slots.
+
+    The values must already have the field types (Python ints, not numpy ones; lists, not
+    tuples): nothing is coerced. Input from outside is never built this way."""
+    fields = _defaults(cls)
+    if len(values) == len(fields):
+        data = values  # every field given, in declaration order (the callers write them so)
+    else:
+        data = {
+            name: values[name] if name in values else info.get_default(call_default_factory=True)
+            for name, info in fields
+        }
+    obj = _new(cls)
+    obj.__dict__.update(data)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
+    return obj

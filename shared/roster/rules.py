@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from shared.roster.compiled import Problem
-from shared.roster.model import ConstraintMatch
+from shared.roster.model import ConstraintMatch, trusted
 
 Rows = list[list[int]]  # roster[e][d]: shift index, -1 = day off
 
@@ -44,6 +44,32 @@ def runs(row: list[int]) -> Iterator[tuple[bool, int, int]]:
         first = end
 
 
+def _match(
+    *,
+    rule: str,
+    message: str,
+    employee: str | None = None,
+    days: list[int] | None = None,
+    shift: str | None = None,
+    hard_violations: int = 0,
+    penalty: int = 0,
+) -> ConstraintMatch:
+    # Every value comes from the validated request and the roster's ints, so the model is
+    # built without validation (see `trusted`); all fields given, in declaration order.
+    return trusted(
+        ConstraintMatch,
+        {
+            "rule": rule,
+            "employee": employee,
+            "days": [] if days is None else days,
+            "shift": shift,
+            "hard_violations": hard_violations,
+            "penalty": penalty,
+            "message": message,
+        },
+    )
+
+
 def _span(first: int, length: int) -> list[int]:
     return list(range(first, first + length))
 
@@ -62,7 +88,7 @@ def shift_rotation(p: Problem, roster: Rows) -> list[ConstraintMatch]:
             if a >= 0 and b >= 0 and forbidden[a][b]:
                 sa, sb = p.shift_ids[a], p.shift_ids[b]
                 out.append(
-                    ConstraintMatch(
+                    _match(
                         rule="shift_rotation",
                         employee=p.employee_ids[e],
                         days=[d, d + 1],
@@ -93,7 +119,7 @@ def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
             days = [d for d, v in enumerate(roster[e]) if v == s]
             why = "is not eligible for" if limit == 0 else f"may work at most {limit} of"
             out.append(
-                ConstraintMatch(
+                _match(
                     rule="max_shifts_per_type",
                     employee=p.employee_ids[e],
                     days=days,
@@ -114,7 +140,7 @@ def total_minutes(p: Problem, roster: Rows) -> list[int]:
 def max_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     limits = p.lists.max_minutes
     return [
-        ConstraintMatch(
+        _match(
             rule="max_total_minutes",
             employee=p.employee_ids[e],
             hard_violations=1,
@@ -130,7 +156,7 @@ def min_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     if not any(limits):
         return []
     return [
-        ConstraintMatch(
+        _match(
             rule="min_total_minutes",
             employee=p.employee_ids[e],
             hard_violations=1,
@@ -151,7 +177,7 @@ def max_consecutive_shifts(p: Problem, roster: Rows) -> list[ConstraintMatch]:
         for worked, first, n in runs(row):
             if worked and n > limit:
                 out.append(
-                    ConstraintMatch(
+                    _match(
                         rule="max_consecutive_shifts",
                         employee=p.employee_ids[e],
                         days=_span(first, n),
@@ -176,7 +202,7 @@ def _short_inner_runs(
         for worked, first, n in runs(row):
             if worked is want_worked and n < limit and first > 0 and first + n - 1 < last:
                 out.append(
-                    ConstraintMatch(
+                    _match(
                         rule=rule,
                         employee=p.employee_ids[e],
                         days=_span(first, n),
@@ -217,7 +243,7 @@ def max_weekends(p: Problem, roster: Rows) -> list[ConstraintMatch]:
         if len(weekends) > limits[e]:
             days = [d for d, w in enumerate(weekend) if w >= 0 and roster[e][d] >= 0]
             out.append(
-                ConstraintMatch(
+                _match(
                     rule="max_weekends",
                     employee=p.employee_ids[e],
                     days=days,
@@ -233,7 +259,7 @@ def days_off(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     if not any(map(any, fixed)):
         return []
     return [
-        ConstraintMatch(
+        _match(
             rule="days_off",
             employee=p.employee_ids[e],
             days=[d],
@@ -274,7 +300,7 @@ def shift_on_requests(p: Problem, roster: Rows) -> list[ConstraintMatch]:
         if got != s and w:
             instead = "a day off" if got < 0 else p.shift_ids[got]
             out.append(
-                ConstraintMatch(
+                _match(
                     rule="shift_on_requests",
                     employee=p.employee_ids[e],
                     days=[d],
@@ -292,7 +318,7 @@ def shift_off_requests(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     for e, d, s, w, got in _requests(p, roster, lists.off_ptr, lists.off_shift, lists.off_weight):
         if got == s and w:
             out.append(
-                ConstraintMatch(
+                _match(
                     rule="shift_off_requests",
                     employee=p.employee_ids[e],
                     days=[d],
@@ -324,7 +350,7 @@ def cover_under(p: Problem, roster: Rows) -> list[ConstraintMatch]:
             missing = req[d][s] - n
             if missing > 0 and weight[d][s] > 0:
                 out.append(
-                    ConstraintMatch(
+                    _match(
                         rule="cover_under",
                         days=[d],
                         shift=p.shift_ids[s],
@@ -346,7 +372,7 @@ def cover_over(p: Problem, roster: Rows) -> list[ConstraintMatch]:
             extra = n - req[d][s]
             if extra > 0 and weight[d][s] > 0:
                 out.append(
-                    ConstraintMatch(
+                    _match(
                         rule="cover_over",
                         days=[d],
                         shift=p.shift_ids[s],

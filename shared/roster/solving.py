@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from shared.roster.compiled import I32, Problem, compile_request
-from shared.roster.model import Implementation, SolveRequest, SolveResult, SolverStats
+from shared.roster.model import (
+    Implementation,
+    SolveRequest,
+    SolveResult,
+    SolverStats,
+    trusted,
+)
 
 if TYPE_CHECKING:
     from shared.roster.evaluator import Evaluation
@@ -107,15 +113,19 @@ def solve_request(
     started = time.perf_counter()
     run = solver(problem, time_limit=limit, seed=request.solver.seed, control=control)
     elapsed_ms = (time.perf_counter() - started) * 1000
-    stats = SolverStats(
-        implementation=impl,
-        seed=request.solver.seed,
-        time_ms=round(elapsed_ms, 3),
-        iterations=run.iterations,
-        evaluations=run.evaluations,
-        time_to_first_feasible_ms=run.time_to_first_feasible_ms,
-        time_to_best_ms=run.time_to_best_ms,
-        cancelled=run.cancelled,
-        timed_out=run.timed_out,
+    # Our own figures, already of the field types: built without validation (see `trusted`).
+    stats = trusted(
+        SolverStats,
+        {
+            "implementation": impl,
+            "seed": request.solver.seed,
+            "time_ms": round(elapsed_ms, 3),
+            "iterations": run.iterations,
+            "evaluations": run.evaluations,
+            "time_to_first_feasible_ms": run.time_to_first_feasible_ms,
+            "time_to_best_ms": run.time_to_best_ms,
+            "cancelled": run.cancelled,
+            "timed_out": run.timed_out,
+        },
     )
     return build_result(problem, run.roster, stats, evaluation=run.evaluation)
