@@ -57,10 +57,16 @@ async def lease(
     so a block shorter than `interval` (nearly every solve) costs no round trip at all.
     """
 
+    stop = asyncio.Event()
+
     async def loop() -> None:
         holder = consumer
         while True:
-            await asyncio.sleep(interval)
+            try:
+                await asyncio.wait_for(stop.wait(), interval)
+                return
+            except TimeoutError:
+                pass
             try:
                 if holder is None:
                     holder = await owner(redis, stream, group, entry_ids[0])
@@ -69,10 +75,13 @@ async def lease(
             except Exception:  # a Redis blip must not kill the solve; the next tick retries
                 log.warning("lease renewal of %r failed", entry_ids[0], exc_info=True)
 
+    # Stopped by an event, not by cancelling: a cancel that lands while redis-py is inside a
+    # command can be turned into a connection error, which the loop's `except` then took for a
+    # blip; the task kept renewing, "cancelling" for ever, and the handler waiting for it hung
+    # with its whole batch pending (a chaos run caught it with `kill -USR1`, shared/runner.py).
     task = asyncio.create_task(loop())
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        stop.set()
+        await task

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import sys
 
 import uvloop
@@ -34,12 +36,29 @@ class _TerminalErrors(logging.Handler):
             self.seen.append(message)
 
 
+def dump_tasks() -> None:
+    """Every asyncio task's stack to stderr: what a wedged service is waiting on.
+
+    Thread dumps (py-spy) show an idle loop when a handler waits on a lock or a future;
+    only the coroutine stacks tell which one.
+    """
+    for task in asyncio.all_tasks():
+        print(f"--- {task.get_name()}: {task.get_coro()!r}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
+async def _serve(app: FastStream) -> None:
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
+    await app.run(log_level=logging.INFO)
+
+
 def run(app: FastStream) -> None:
     watch = _TerminalErrors()
     logging.getLogger().addHandler(watch)
     logging.getLogger("shiftstream").addHandler(watch)
     # `faststream run` picks uvloop itself, plain asyncio.run does not (VERIFIED.md).
-    uvloop.run(app.run(log_level=logging.INFO))
+    uvloop.run(_serve(app))
     if watch.seen:
         print(f"exiting {SUBSCRIBER_LOST}: {watch.seen[0]}", file=sys.stderr)
         sys.exit(SUBSCRIBER_LOST)
