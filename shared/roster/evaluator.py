@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -19,12 +19,14 @@ from shared.roster.model import (
     Uncovered,
     trusted,
 )
-from shared.roster.rules import RULES, Rows, cover_counts, total_minutes
+from shared.roster.rules import RULES, Rows, Tallied, cover_counts, total_minutes
 
 
 @dataclass(frozen=True)
 class Evaluation:
     rules: tuple[RuleScore, ...]
+    # The rows scored, with the tallies the rules computed, for `build_result` to reuse.
+    rows: Tallied | None = field(default=None, compare=False, repr=False)
 
     # Cached: the totals are read several times per solve (progress, stats, the result).
     @cached_property
@@ -88,6 +90,8 @@ def evaluate(problem: Problem, roster: I32) -> Evaluation:
 
 def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
     """`evaluate` of a roster given as lists that are known to pass `checked_rows`."""
+    if not isinstance(rows, Tallied):
+        rows = Tallied(rows)
     scores = []
     for rule in RULES:
         matches = rule.check(problem, rows)
@@ -107,7 +111,7 @@ def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
                 }
             )
         )
-    return Evaluation(tuple(scores))
+    return Evaluation(tuple(scores), rows)
 
 
 def build_result(
@@ -119,23 +123,33 @@ def build_result(
 ) -> SolveResult:
     """The scored result; `evaluation`, when given, must be `evaluate(problem, roster)` (a
     solver that already scored its roster passes it on rather than have it scored again)."""
-    rows = checked_rows(problem, roster)
-    ev = evaluation if evaluation is not None else evaluate_rows(problem, rows)
+    if evaluation is not None and evaluation.rows is not None:
+        # The rows `evaluation` scored are the roster's (the contract above), already checked.
+        ev, rows = evaluation, evaluation.rows
+    else:
+        rows = Tallied(checked_rows(problem, roster))
+        ev = evaluation if evaluation is not None else evaluate_rows(problem, rows)
     per_employee: dict[str, list[int]] = {e: [0, 0] for e in problem.employee_ids}
-    for m in ev.matches:
-        if m.employee is not None:
-            per_employee[m.employee][0] += m.hard_violations
-            per_employee[m.employee][1] += m.penalty
+    for r in ev.rules:
+        for m in r.matches:
+            if m.employee is not None:
+                per_employee[m.employee][0] += m.hard_violations
+                per_employee[m.employee][1] += m.penalty
     minutes = total_minutes(problem, rows)
     shifts = [len(row) - row.count(-1) for row in rows]
     z = cover_counts(problem, rows)
     required = problem.lists.cover_req
-    short = [
-        (d, s)
-        for d, (zd, rd) in enumerate(zip(z, required, strict=True))
-        for s in range(problem.n_shifts)
-        if zd[s] < rd[s]
-    ]
+    # Cover exactly as required (the usual case) leaves nothing to list, compared in one go.
+    short = (
+        []
+        if z == required
+        else [
+            (d, s)
+            for d, (zd, rd) in enumerate(zip(z, required, strict=True))
+            for s in range(problem.n_shifts)
+            if zd[s] < rd[s]
+        ]
+    )
     ids = problem.shift_ids
     # Built without validation (`trusted`): every value is the evaluator's or the validated
     # request's; `stats` is the caller's model, which is what validation would keep too.

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,7 +311,7 @@ class Greedy:
         ties = self.rng.random(len(wanted)).tolist()
         cells = [(r, tie, d, s) for (r, d, s), tie in zip(wanted, ties, strict=True)]
         cells.sort()
-        cancelled, pick, put, z = self.control.cancel.is_set, self.pick, self.set, self.st.z
+        cancelled, pick, put, z = self.control.cancel.is_set, self.picker(), self.set, self.st.z
         for _, _, d, s in cells:
             for _ in range(req[d][s] - z[d][s]):
                 if cancelled():
@@ -321,92 +321,100 @@ class Greedy:
                     break
                 put(best, d, s)
 
-    def pick(self, d: int, s: int) -> int:
-        # The key is (score, jitter), compared by hand, and min/max are written as conditionals:
-        # the same values as the builtins, without their call overhead in this hot loop.
-        best, best_score, best_jitter = -1, 0.0, 0.0
-        # Hoisted lookups: this loop runs for every head of every cover cell.
+    def picker(self) -> Callable[[int, int], int]:
+        """`pick(d, s)`: the employee to put on shift s on day d, -1 if nobody can take it.
+
+        A closure over the tallies (lists `set` updates in place), so its many lookups are done
+        once per phase rather than once per head of cover."""
         st = self.st
         roster, count, minutes, weekend_days = st.roster, st.count, st.minutes, st.weekend_days
         min_minutes, max_minutes, max_shifts = self.min_minutes, self.max_minutes, self.max_shifts
         max_consec, min_consec, min_offs = self.max_consec, self.min_consec, self.min_off
         max_weekends, day_off, forbidden = self.max_weekends, self.day_off, self.forbidden
         on, off, jitter, min_len = self.on, self.off, self.jitter, self.min_len
-        w, D = self.weekend[d], self.D
-        length_s = self.length[s]
-        follows = forbidden[s]
-        span = length_s * (D - d)
-        for e in range(self.E):
-            # `run_if_added(e, d, s)` written out (same checks, same order): the call and its
-            # lookups cost more than the checks for the few employees of a small roster.
-            row = roster[e]
-            if row[d] != OFF or day_off[e][d]:
-                continue
-            if count[e][s] >= max_shifts[e][s]:
-                continue
-            if minutes[e] + length_s > max_minutes[e]:
-                continue
-            if d > 0 and row[d - 1] >= 0 and forbidden[row[d - 1]][s]:
-                continue
-            if d + 1 < D and row[d + 1] >= 0 and follows[row[d + 1]]:
-                continue
-            if w >= 0:
-                days_in = weekend_days[e]
-                # tallies are never negative, so the weekends worked are the nonzero entries
-                if days_in[w] == 0 and len(days_in) - days_in.count(0) + 1 > max_weekends[e]:
+        weekend, length, D, employees = self.weekend, self.length, self.D, range(self.E)
+
+        def pick(d: int, s: int) -> int:
+            # The key is (score, jitter), compared by hand, and min/max are written as
+            # conditionals: the same values as the builtins, without their call overhead.
+            best, best_score, best_jitter = -1, 0.0, 0.0
+            w = weekend[d]
+            length_s = length[s]
+            follows = forbidden[s]
+            span = length_s * (D - d)
+            for e in employees:
+                # `run_if_added(e, d, s)` written out (same checks, same order): the call and its
+                # lookups cost more than the checks for the few employees of a small roster.
+                row = roster[e]
+                if row[d] != OFF or day_off[e][d]:
                     continue
-            left = d
-            while left > 0 and row[left - 1] >= 0:
-                left -= 1
-            right = d
-            while right + 1 < D and row[right + 1] >= 0:
-                right += 1
-            if right - left + 1 > max_consec[e]:
-                continue
-            min_off = min_offs[e]
-            if min_off > 1:
-                gap_end = left - 1
-                g = gap_end
-                while g >= 0 and row[g] == OFF:
-                    g -= 1
-                if g >= 0 and 0 < gap_end - g < min_off:
+                if count[e][s] >= max_shifts[e][s]:
                     continue
-                gap_start = right + 1
-                g = gap_start
-                while g < D and row[g] == OFF:
-                    g += 1
-                if g < D and 0 < g - gap_start < min_off:
+                if minutes[e] + length_s > max_minutes[e]:
                     continue
-            # `run_bonus` from the run bounds already found; working the other half of a weekend
-            # already worked costs no weekend allowance.
-            run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1
-            weekend_bonus = 0 if w < 0 else (2 if weekend_days[e][w] > 0 else -1)
-            short = min_minutes[e] - minutes[e]
-            deficit = (short if short > 0 else 0) / min_len
-            on_cell, off_cell = on[e][d], off[e][d]
-            wish = 0
-            if on_cell:
-                wish = on_cell.get(s, 0) * 4
-                if s not in on_cell:
-                    wish -= 2
-            if off_cell:
-                wish -= off_cell.get(s, 0) * 4
-            # Capacity left relative to the horizon: spread work over those who can take it.
-            room = (max_minutes[e] - minutes[e]) / span
-            score = (
-                wish
-                + 3 * run_bonus
-                + weekend_bonus
-                + (8 if deficit > 8 else deficit)
-                + (1.0 if room > 1.0 else room)
-            )
-            if (
-                best < 0
-                or score > best_score
-                or (score == best_score and jitter[e] > best_jitter)
-            ):
-                best, best_score, best_jitter = e, score, jitter[e]
-        return best
+                if d > 0 and row[d - 1] >= 0 and forbidden[row[d - 1]][s]:
+                    continue
+                if d + 1 < D and row[d + 1] >= 0 and follows[row[d + 1]]:
+                    continue
+                if w >= 0:
+                    days_in = weekend_days[e]
+                    # tallies are never negative, so the weekends worked are the nonzero entries
+                    if days_in[w] == 0 and len(days_in) - days_in.count(0) + 1 > max_weekends[e]:
+                        continue
+                left = d
+                while left > 0 and row[left - 1] >= 0:
+                    left -= 1
+                right = d
+                while right + 1 < D and row[right + 1] >= 0:
+                    right += 1
+                if right - left + 1 > max_consec[e]:
+                    continue
+                min_off = min_offs[e]
+                if min_off > 1:
+                    gap_end = left - 1
+                    g = gap_end
+                    while g >= 0 and row[g] == OFF:
+                        g -= 1
+                    if g >= 0 and 0 < gap_end - g < min_off:
+                        continue
+                    gap_start = right + 1
+                    g = gap_start
+                    while g < D and row[g] == OFF:
+                        g += 1
+                    if g < D and 0 < g - gap_start < min_off:
+                        continue
+                # `run_bonus` from the run bounds already found; working the other half of a weekend
+                # already worked costs no weekend allowance.
+                run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1
+                weekend_bonus = 0 if w < 0 else (2 if weekend_days[e][w] > 0 else -1)
+                short = min_minutes[e] - minutes[e]
+                deficit = (short if short > 0 else 0) / min_len
+                on_cell, off_cell = on[e][d], off[e][d]
+                wish = 0
+                if on_cell:
+                    wish = on_cell.get(s, 0) * 4
+                    if s not in on_cell:
+                        wish -= 2
+                if off_cell:
+                    wish -= off_cell.get(s, 0) * 4
+                # Capacity left relative to the horizon: spread work over those who can take it.
+                room = (max_minutes[e] - minutes[e]) / span
+                score = (
+                    wish
+                    + 3 * run_bonus
+                    + weekend_bonus
+                    + (8 if deficit > 8 else deficit)
+                    + (1.0 if room > 1.0 else room)
+                )
+                if (
+                    best < 0
+                    or score > best_score
+                    or (score == best_score and jitter[e] > best_jitter)
+                ):
+                    best, best_score, best_jitter = e, score, jitter[e]
+            return best
+
+        return pick
 
     # ------------------------------------------------------------------ phase 2: runs
 

@@ -24,6 +24,19 @@ from shared.roster.model import ConstraintMatch, trusted
 Rows = list[list[int]]  # roster[e][d]: shift index, -1 = day off
 
 
+class Tallied(list[list[int]]):
+    """Rows under evaluation with the tallies that several rules and the result read (cover
+    per day, minutes per employee), each computed on first use. The evaluator wraps the rows
+    in one for the length of a scoring, while nothing changes them."""
+
+    __slots__ = ("cover", "minutes")
+
+    def __init__(self, rows: Rows) -> None:
+        super().__init__(rows)
+        self.cover: Rows | None = None
+        self.minutes: list[int] | None = None
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -132,9 +145,23 @@ def max_shifts_per_type(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 
 def total_minutes(p: Problem, roster: Rows) -> list[int]:
+    if isinstance(roster, Tallied):
+        if roster.minutes is None:
+            roster.minutes = _total_minutes(p, roster)
+        return roster.minutes
+    return _total_minutes(p, roster)
+
+
+def _total_minutes(p: Problem, roster: Rows) -> list[int]:
     length = p.lists.length
-    # list.count runs in C; there are far fewer shift types than days
-    return [sum(n * row.count(s) for s, n in enumerate(length)) for row in roster]
+    out = []
+    for row in roster:
+        total = 0
+        # list.count runs in C; there are far fewer shift types than days
+        for s, n in enumerate(length):
+            total += n * row.count(s)
+        out.append(total)
+    return out
 
 
 def max_total_minutes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
@@ -332,11 +359,19 @@ def shift_off_requests(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 
 def cover_counts(p: Problem, roster: Rows) -> Rows:
     """z[d][s]: number of employees on shift s on day d."""
+    if isinstance(roster, Tallied):
+        if roster.cover is None:
+            roster.cover = _cover_counts(p, roster)
+        return roster.cover
+    return _cover_counts(p, roster)
+
+
+def _cover_counts(p: Problem, roster: Rows) -> Rows:
     z = [[0] * p.n_shifts for _ in range(p.n_days)]
     for row in roster:
-        for d, s in enumerate(row):
+        for zd, s in zip(z, row, strict=True):
             if s >= 0:
-                z[d][s] += 1
+                zd[s] += 1
     return z
 
 
