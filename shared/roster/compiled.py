@@ -55,7 +55,9 @@ U8 = npt.NDArray[np.uint8]
 MINUTES_PER_DAY = 24 * 60
 
 
-@dataclass(frozen=True, eq=False)
+# Not frozen: a frozen dataclass sets each of the 20 fields through `object.__setattr__`,
+# a noticeable share of compiling a tiny request.
+@dataclass(eq=False)
 class Lists:
     """`Problem`'s arrays as (nested) Python lists, same names and shapes."""
 
@@ -213,7 +215,11 @@ def _weekend_list(start_weekday: int, days: int) -> tuple[list[int], int]:
     return weekend, len(week_to_index)
 
 
-def _csr(cells: list[list[tuple[int, int]]]) -> tuple[list[int], list[int], list[int]]:
+def _csr(
+    cells: list[list[tuple[int, int]]] | None, n_cells: int
+) -> tuple[list[int], list[int], list[int]]:
+    if cells is None:  # no requests at all
+        return [0] * (n_cells + 1), [], []
     ptr = [0] * (len(cells) + 1)
     shift: list[int] = []
     weight: list[int] = []
@@ -251,8 +257,9 @@ def compile_request(req: SolveRequest) -> Problem:
 
     max_shifts = [[0] * n_s for _ in range(n_e)]
     day_off = [[0] * days for _ in range(n_e)]
-    on_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
-    off_cells: list[list[tuple[int, int]]] = [[] for _ in range(n_e * days)]
+    # Made on the first request: many requests have none.
+    on_cells: list[list[tuple[int, int]]] | None = None
+    off_cells: list[list[tuple[int, int]]] | None = None
     required = [set(st.required_skills) for st in shifts]
     for e, emp in enumerate(req.employees):
         skills = set(emp.skills)
@@ -264,10 +271,16 @@ def compile_request(req: SolveRequest) -> Problem:
         off_row = day_off[e]
         for d in emp.days_off:
             off_row[d] = 1
-        for r in emp.shift_on_requests:
-            on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
-        for r in emp.shift_off_requests:
-            off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+        if emp.shift_on_requests:
+            if on_cells is None:
+                on_cells = [[] for _ in range(n_e * days)]
+            for r in emp.shift_on_requests:
+                on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+        if emp.shift_off_requests:
+            if off_cells is None:
+                off_cells = [[] for _ in range(n_e * days)]
+            for r in emp.shift_off_requests:
+                off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
 
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
@@ -292,8 +305,8 @@ def compile_request(req: SolveRequest) -> Problem:
         n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends) for e in emps
     ]
     length = [s.length_minutes for s in shifts]
-    on_ptr, on_shift, on_weight = _csr(on_cells)
-    off_ptr, off_shift, off_weight = _csr(off_cells)
+    on_ptr, on_shift, on_weight = _csr(on_cells, n_e * days)
+    off_ptr, off_shift, off_weight = _csr(off_cells, n_e * days)
     # Kept as lists: the greedy solver and the rules read them as lists, and the arrays the C
     # solver takes are built from them only if it asks (`Problem.from_lists`).
     lists = Lists(

@@ -128,6 +128,7 @@ class Greedy:
         self.off: list[list[dict[int, int]]] = self._requests(
             lists.off_ptr, lists.off_shift, lists.off_weight
         )
+        self.any_requests = bool(lists.on_shift or lists.off_shift)
         # Random tie-breaks, fixed per employee so the run is reproducible for a seed.
         self.jitter = self.rng.random(self.E).tolist()
         self.st = _State.start(p)
@@ -155,11 +156,15 @@ class Greedy:
         total = 0
         for d in range(self.D):
             z, req, under, over = st.z[d], self.req[d], self.under[d], self.over[d]
+            if z == req:
+                continue  # the usual case, compared in one go
             for s in range(self.S):
                 if z[s] < req[s]:
                     total += (req[s] - z[s]) * under[s]
                 elif z[s] > req[s]:
                     total += (z[s] - req[s]) * over[s]
+        if not self.any_requests:
+            return total
         for e in range(self.E):
             row, on_e, off_e = st.roster[e], self.on[e], self.off[e]
             for d in range(self.D):
@@ -299,7 +304,7 @@ class Greedy:
         n_eligible = [sum(1 for row in max_shifts if row[s] > 0) for s in range(self.S)]
         fixed_off = [e for e in range(self.E) if any(day_off[e])]
         for d, req_d in enumerate(req):
-            off_today = [e for e in fixed_off if day_off[e][d]]
+            off_today = [e for e in fixed_off if day_off[e][d]] if fixed_off else fixed_off
             for s, need in enumerate(req_d):
                 if need <= 0:
                     continue

@@ -303,10 +303,12 @@ M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
 # The slot setters themselves: `object.__setattr__` by name costs about twice as much.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _DEFAULTS: dict[type[BaseModel], tuple[tuple[str, Any], ...]] = {}
+_N_FIELDS: dict[type[BaseModel], int] = {}
 
 
 def _defaults(cls: type[BaseModel]) -> tuple[tuple[str, Any], ...]:
@@ -325,17 +327,20 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     (serialization follows the instance dict's order), and set pydantic's slots.
 
     The values must already have the field types (Python ints, not numpy ones; lists, not
-    tuples): nothing is coerced. Input from outside is never built this way."""
-    fields = _defaults(cls)
-    if len(values) == len(fields):
+    tuples): nothing is coerced. Input from outside is never built this way. With every field
+    given, `values` itself becomes the instance dict, so pass a dict nothing else holds."""
+    n = _N_FIELDS.get(cls)
+    if n is None:
+        n = _N_FIELDS[cls] = len(cls.model_fields)
+    if len(values) == n:
         data = values  # every field given, in declaration order (the callers write them so)
     else:
         data = {
             name: values[name] if name in values else info.get_default(call_default_factory=True)
-            for name, info in fields
+            for name, info in _defaults(cls)
         }
     obj = _new(cls)
-    obj.__dict__.update(data)
+    _set_dict(obj, data)  # the callers' dicts are fresh, so they become the instance dicts
     _set_fields_set(obj, set(values))
     _set_extra(obj, None)
     _set_private(obj, None)

@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from shared.roster.compiled import I32, Problem, compile_request
+from shared.roster.evaluator import Evaluation, build_result
 from shared.roster.model import (
     Implementation,
     SolveRequest,
@@ -22,9 +23,6 @@ from shared.roster.model import (
     SolverStats,
     trusted,
 )
-
-if TYPE_CHECKING:
-    from shared.roster.evaluator import Evaluation
 
 
 @dataclass
@@ -78,15 +76,25 @@ class Solver(Protocol):
     ) -> SolverRun: ...
 
 
+_NEVER_CANCELLED = threading.Event()
+
+
 class SolverUnavailable(RuntimeError):
     """The requested implementation cannot run here (e.g. the C library failed to load)."""
 
 
-def get_solver(implementation: Implementation) -> Solver:
-    if implementation is Implementation.GREEDY:
-        from shared.roster.greedy import solve_greedy
+_greedy: Solver | None = None
 
-        return solve_greedy
+
+def get_solver(implementation: Implementation) -> Solver:
+    global _greedy
+    if implementation is Implementation.GREEDY:
+        if _greedy is None:
+            # Imported here: greedy imports this module.
+            from shared.roster.greedy import solve_greedy
+
+            _greedy = solve_greedy
+        return _greedy
     try:
         import csolver
     except ImportError as err:  # a broken build must not take the greedy path down with it
@@ -103,11 +111,11 @@ def solve_request(
     control: SolveControl | None = None,
 ) -> SolveResult:
     """Compile, solve with the chosen implementation, and score the roster."""
-    from shared.roster.evaluator import build_result
-
     impl = implementation or request.solver.implementation or Implementation.GENERETIC
     limit = time_limit if time_limit is not None else request.solver.time_limit_seconds
-    control = control or SolveControl()
+    # Nobody else holds this control, so nothing can set its cancel flag: a shared flag that
+    # stays clear spares creating an Event (a lock and a condition) per solve.
+    control = control or SolveControl(cancel=_NEVER_CANCELLED)
     problem = compile_request(request)
     solver = get_solver(impl)
     started = time.perf_counter()
