@@ -132,20 +132,19 @@ class Intake:
 
     async def _handle(self, d: Delivery[IntakeEntry], job_id: str, owned: bool, pipe: Any) -> None:
         body = d.body
-        raw = body.model_dump(exclude_none=True, exclude={"other"}) | (body.other or {})
         if d.delivery_count > self.s.max_deliveries:
             await self.failed(
                 job_id or _anon(d.entry_id),
                 ErrorClass.EXHAUSTED,
                 f"intake: delivered {d.delivery_count} times without finishing (poison message)",
-                raw,
+                body,
                 pipe,
             )
             return
         if not job_id or len(job_id) > MAX_JOB_ID:
             # Nobody can be told about it, but it must not vanish: record it under a new id.
             reason = "job_id: missing" if not job_id else f"job_id: longer than {MAX_JOB_ID}"
-            await self.invalid(_anon(d.entry_id), reason, raw, pipe)
+            await self.invalid(_anon(d.entry_id), reason, body, pipe)
             return
         kind = (body.type or "").strip()
         if kind == "cancel":
@@ -154,28 +153,27 @@ class Intake:
             return
         if kind != "solve":
             await self.invalid(
-                job_id, f"type: unknown type {kind!r}, expected solve or cancel", raw, pipe
+                job_id, f"type: unknown type {kind!r}, expected solve or cancel", body, pipe
             )
             return
         if not owned:
             log.info("duplicate job id %s ignored", job_id)
             return
         if body.payload is None:
-            await self.invalid(job_id, "payload: missing", raw, pipe)
+            await self.invalid(job_id, "payload: missing", body, pipe)
             return
         try:
             parse_request(body.payload, self.s.limits)
         except InvalidRequest as err:
-            await self.invalid(job_id, err.reason, raw, pipe)
+            await self.invalid(job_id, err.reason, body, pipe)
             return
         due: float | None = None
         if body.not_before:
             try:
                 due = parse_not_before(body.not_before)
             except ValueError:
-                await self.invalid(
-                    job_id, f"not_before: not an ISO 8601 time ({body.not_before!r:.60})", raw, pipe
-                )
+                reason = f"not_before: not an ISO 8601 time ({body.not_before!r:.60})"
+                await self.invalid(job_id, reason, body, pipe)
                 return
         job = Job(job_id=job_id, payload=body.payload, trace_id=current_trace_id())
         # `accepted` goes out before the job (same pipeline, earlier), so no progress can ever
@@ -192,14 +190,16 @@ class Intake:
             self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
             await self.svc.publish(job, self.names.jobs, pipeline=pipe)
 
-    async def invalid(self, job_id: str, reason: str, raw: dict[str, Any], pipe: Any) -> None:
+    async def invalid(self, job_id: str, reason: str, entry: IntakeEntry, pipe: Any) -> None:
         log.info("invalid request %s: %s", job_id, reason)
         record_failure(ErrorClass.INVALID.value)
-        await self.failed(job_id, ErrorClass.INVALID, reason, raw, pipe)
+        await self.failed(job_id, ErrorClass.INVALID, reason, entry, pipe)
 
     async def failed(
-        self, job_id: str, error_class: ErrorClass, reason: str, raw: dict[str, Any], pipe: Any
+        self, job_id: str, error_class: ErrorClass, reason: str, entry: IntakeEntry, pipe: Any
     ) -> None:
+        # What the producer sent, for the dead letter; only built for the entries that fail.
+        raw = entry.model_dump(exclude_none=True, exclude={"other"}) | (entry.other or {})
         await self.svc.publish(
             FailureRecord(
                 job_id=job_id,

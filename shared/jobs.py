@@ -45,8 +45,20 @@ class JobRecords:
     ) -> None:
         """Queue the record's write into `pipe`, so it travels with the hop's other writes.
 
-        `created` marks the first write of a job (intake), the only one that sets `created_at`.
+        `created` marks the first write of a job (intake): it sets `created_at` in the same HSET
+        (a redelivered intake entry moves it by the redelivery delay, no more). `update` keeps
+        HSETNX, for writers that cannot know whether they come first.
         """
+        self._queue(pipe, job_id, state, created, fields)
+
+    def _queue(
+        self,
+        pipe: Any,
+        job_id: str,
+        state: JobState | None,
+        created: bool,
+        fields: dict[str, object],
+    ) -> None:
         mapping: dict[Any, Any] = {k: str(v) for k, v in fields.items() if v is not None}
         if state is not None:
             mapping["state"] = state.value
@@ -54,7 +66,7 @@ class JobRecords:
         mapping["updated_at"] = stamp
         key = self.names.job(job_id)
         if created:
-            pipe.hsetnx(key, "created_at", stamp)
+            mapping["created_at"] = stamp
         pipe.hset(key, mapping=mapping)
         pipe.expire(key, self.ttl)
 
@@ -67,7 +79,9 @@ class JobRecords:
         **fields: object,
     ) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            self.queue(pipe, job_id, state, created=created, **fields)
+            if created:
+                pipe.hsetnx(self.names.job(job_id), "created_at", f"{now():.3f}")
+            self._queue(pipe, job_id, state, False, fields)
             await pipe.execute()
 
     async def get(self, job_id: str) -> dict[str, str]:
