@@ -316,15 +316,29 @@ class Greedy:
         ties = self.rng.random(len(wanted)).tolist()
         cells = [(r, tie, d, s) for (r, d, s), tie in zip(wanted, ties, strict=True)]
         cells.sort()
-        cancelled, pick, put, z = self.control.cancel.is_set, self.picker(), self.set, self.st.z
+        cancelled, pick, st = self.control.cancel.is_set, self.picker(), self.st
+        roster, count, minutes, z, weekend_days = (
+            st.roster,
+            st.count,
+            st.minutes,
+            st.z,
+            st.weekend_days,
+        )
+        weekend, length = self.weekend, self.length
         for _, _, d, s in cells:
             for _ in range(req[d][s] - z[d][s]):
                 if cancelled():
                     return
-                best = pick(d, s)
-                if best < 0:
+                e = pick(d, s)
+                if e < 0:
                     break
-                put(best, d, s)
+                # `set(e, d, s)` written out for a cell `pick` only chooses when it is off.
+                count[e][s] += 1
+                minutes[e] += length[s]
+                z[d][s] += 1
+                if weekend[d] >= 0:
+                    weekend_days[e][weekend[d]] += 1
+                roster[e][d] = s
 
     def picker(self) -> Callable[[int, int], int]:
         """`pick(d, s)`: the employee to put on shift s on day d, -1 if nobody can take it.
