@@ -7,10 +7,13 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.trace import Status, StatusCode
+
 from shared.broker import Service
-from shared.hop import Delivery, entry_span, requeue
+from shared.hop import Delivery, entry_span, requeue, tracing_on
 from shared.isolation import (
     SolverTimedOut,
     solve_direct,
@@ -43,6 +46,15 @@ POLL_SECONDS = 0.1
 SHUTDOWN_MARGIN_SECONDS = 2.0
 # Beyond time limit + watchdog grace, this much more before a silent solve thread is abandoned.
 STUCK_MARGIN = 15.0
+
+
+@dataclass(slots=True)
+class Ahead:
+    """An inline solve's outcome, kept until the batch knows the job is still due."""
+
+    result: SolveResult | None
+    error: Exception | None
+    elapsed_ms: float
 
 
 class HandBack(RuntimeError):
@@ -368,14 +380,21 @@ class SolveWorker:
         for the first while another replica might be idle: it is put back at the tail of the
         stream instead (written before the batch is acked, so it cannot be lost).
         """
-        checks = await self._check_all([d.body.job_id for d in batch])
+        checking = asyncio.ensure_future(self._check_all([d.body.job_id for d in batch]))
+        # Let the check go out first: the parsing and tiny solves below then run while it is
+        # on the wire, and an idle job pays one round trip less (bench/README.md).
+        await asyncio.sleep(0)
+        requests = [_parse_or_none(d.body, self.s) for d in batch]
+        ahead = self._solve_ahead(batch, requests)
+        checks = await checking
         guarded: tuple[Delivery[Job], SolveRequest] | None = None
         async with self.svc.redis.pipeline(transaction=False) as pipe:
-            for d, (terminal, cancelled) in zip(batch, checks, strict=True):
+            for i, (d, request, (terminal, cancelled)) in enumerate(
+                zip(batch, requests, checks, strict=True)
+            ):
                 if terminal:
                     continue  # a redelivered or duplicated job whose end was already reported
                 job = d.body
-                request = _parse_or_none(job, self.s)
                 quick = (
                     request is None
                     or cancelled
@@ -389,7 +408,7 @@ class SolveWorker:
                         await requeue(pipe, self.stream, d, self.s.stream_maxlen)
                     continue
                 with entry_span(self.stream, d), job_scope(job.job_id, attempt=job.attempt):
-                    await self._quick(d, request, cancelled, pipe)
+                    await self._quick(d, request, cancelled, pipe, ahead.get(i))
             await pipe.execute()
         if guarded is not None:
             d, request = guarded
@@ -411,8 +430,47 @@ class SolveWorker:
             for state, cancel in zip(replies[::2], replies[1::2], strict=True)
         ]
 
+    def _solve_ahead(
+        self, batch: list[Delivery[Job]], requests: list[SolveRequest | None]
+    ) -> dict[int, Ahead]:
+        """The batch's tiny greedy solves, made before knowing whether each job is still due.
+
+        A job found cancelled or already ended just throws its roster away. With tracing on
+        the solves wait for the check instead, so each runs inside its entry's `solve` span.
+        """
+        if tracing_on():
+            return {}
+        ahead: dict[int, Ahead] = {}
+        for i, (d, request) in enumerate(zip(batch, requests, strict=True)):
+            if (
+                request is not None
+                and d.delivery_count <= self.s.max_deliveries
+                and self.inline(request, self.implementation_for(request))
+            ):
+                ahead[i] = self._solve_now(request)
+        return ahead
+
+    def _solve_now(self, request: SolveRequest) -> Ahead:
+        time_limit = min(request.solver.time_limit_seconds, self.s.solver_max_time_limit)
+        started = time.perf_counter()
+        try:
+            result = solve_direct(
+                request,
+                implementation=Implementation.GREEDY,
+                time_limit=time_limit,
+                control=SolveControl(),
+            )
+        except Exception as err:
+            return Ahead(None, err, (time.perf_counter() - started) * 1000)
+        return Ahead(result, None, (time.perf_counter() - started) * 1000)
+
     async def _quick(
-        self, d: Delivery[Job], request: SolveRequest | None, cancelled: bool, pipe: Any
+        self,
+        d: Delivery[Job],
+        request: SolveRequest | None,
+        cancelled: bool,
+        pipe: Any,
+        ahead: Ahead | None = None,
     ) -> None:
         job = d.body
         if d.delivery_count > self.s.max_deliveries:
@@ -425,24 +483,26 @@ class SolveWorker:
             except InvalidRequest as err:
                 await self.invalid(job, err, pipe)
         else:
-            await self._solve_inline(job, request, pipe)
+            await self._solve_inline(job, request, pipe, ahead)
 
-    async def _solve_inline(self, job: Job, request: SolveRequest, pipe: Any) -> None:
+    async def _solve_inline(
+        self, job: Job, request: SolveRequest, pipe: Any, ahead: Ahead | None
+    ) -> None:
         used = Implementation.GREEDY
-        time_limit = min(request.solver.time_limit_seconds, self.s.solver_max_time_limit)
         self.svc.metrics.job_in()
         self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
-        started = time.perf_counter()
-        try:
+        if ahead is None:
             with solve_span(job.job_id, job.attempt, used.value) as span:
-                result = solve_direct(
-                    request, implementation=used, time_limit=time_limit, control=SolveControl()
-                )
-                span.finished(result)
-        except Exception as err:
-            await self._solve_failed(job, err, pipe)
+                ahead = self._solve_now(request)
+                if ahead.result is not None:
+                    span.finished(ahead.result)
+                elif ahead.error is not None:
+                    span.span.record_exception(ahead.error)
+                    span.span.set_status(Status(StatusCode.ERROR, type(ahead.error).__name__))
+        if ahead.result is None:
+            await self._solve_failed(job, ahead.error or RuntimeError("no roster"), pipe)
             return
-        await self.completed(job, result, (time.perf_counter() - started) * 1000, used, pipe)
+        await self.completed(job, ahead.result, ahead.elapsed_ms, used, pipe)
 
     async def _guarded(self, job: Job, request: SolveRequest) -> None:
         used = self.implementation_for(request)
