@@ -32,9 +32,10 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
     st->scratch_cnt = calloc(S, sizeof(int32_t));
     st->scratch_wk = calloc(W + 1, sizeof(int32_t));
     st->req_cell = calloc((size_t)p->n_on + (size_t)p->n_off + 1, sizeof(int32_t));
+    st->vrep = calloc(S, sizeof(int32_t));
     if (!st->roster || !st->count || !st->minutes || !st->wk_days || !st->wk_worked ||
         !st->cover || !st->elig || !st->n_elig || !st->scratch_vals || !st->scratch_cnt ||
-        !st->scratch_wk || !st->req_cell) {
+        !st->scratch_wk || !st->req_cell || !st->vrep) {
         gr_state_free(st);
         return GR_ERR_NOMEM;
     }
@@ -43,6 +44,23 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
             st->req_cell[i] = (int32_t)c;
         for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
             st->req_cell[p->n_on + i] = (int32_t)c;
+    }
+    /* Types that differ only by name for the row rules (length, what may follow them, what
+     * they may follow) are interchangeable inside the row DP, which then works on one
+     * representative per class (Instance 12: 10 types, 4 classes). */
+    for (int32_t v = 0; v < st->S; v++) {
+        st->vrep[v] = v;
+        for (int32_t u = 0; u < v; u++) {
+            int same = st->vrep[u] == u && p->length[u] == p->length[v];
+            for (int32_t x = 0; same && x < st->S; x++)
+                same = p->forbidden[(int64_t)u * st->S + x] == p->forbidden[(int64_t)v * st->S + x] &&
+                       p->forbidden[(int64_t)x * st->S + u] == p->forbidden[(int64_t)x * st->S + v];
+            /* u -> u and v -> v are compared with u -> v and v -> u through x = u, v */
+            if (same) {
+                st->vrep[v] = u;
+                break;
+            }
+        }
     }
     for (int32_t e = 0; e < st->E; e++) {
         int32_t n = 0;
@@ -68,6 +86,7 @@ void gr_state_free(gr_state *st)
     free(st->scratch_cnt);
     free(st->scratch_wk);
     free(st->req_cell);
+    free(st->vrep);
     gr_dp_free(&st->dp);
     memset(st, 0, sizeof *st);
 }

@@ -45,7 +45,7 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 /* Workspace of the row dynamic programme (row_dp.c), grown on demand. */
 typedef struct {
     int64_t *cost_a, *cost_b, *cell;
-    int32_t *back, *allowed, *n_allowed;
+    int32_t *back, *allowed, *n_allowed, *pick;
     size_t per_day_cap, back_cap, cell_cap;
 } gr_dp;
 
@@ -65,6 +65,7 @@ typedef struct {
     int32_t *scratch_cnt;  /* [S] per-shift count change, kept all zero between calls */
     int32_t *scratch_wk;   /* [W] per-weekend worked-day change, kept all zero between calls */
     int32_t *req_cell;     /* [R_on + R_off] cell e*D+d of each on- then off-request */
+    int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
     int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
     gr_delta total;     /* current objective parts */
 } gr_state;

@@ -1,6 +1,9 @@
 /* Exact row re-optimisation: the cheapest row for one employee with every other row fixed,
  * by dynamic programming over days. The state is (value on the previous day, length of the
- * current run, whether that run started on day 0, minutes so far, weekends worked so far);
+ * current run, minutes so far, weekends worked so far); whether the run started on day 0 (and
+ * so is exempt from the minimum) is not a state: an uncapped run of length r ending on day d
+ * started on day 0 exactly when r = d + 1, and a capped off run is long enough anyway. Keeping
+ * it as a state doubled the space, and the DP is most of the profile;
  * rotation, run bounds with their edge exemptions, day-off cells, skills, the minutes window
  * and the weekend limit are all enforced by construction. Only the per-type maximum is not a
  * state (it would multiply the space by D^S); the caller scores the row with the exact delta,
@@ -35,6 +38,7 @@ void gr_dp_free(gr_dp *dp)
     free(dp->cell);
     free(dp->allowed);
     free(dp->n_allowed);
+    free(dp->pick);
     memset(dp, 0, sizeof *dp);
 }
 
@@ -64,7 +68,10 @@ static int reserve(gr_dp *dp, size_t per_day, size_t days, size_t cells)
         int32_t *na = realloc(dp->n_allowed, days * sizeof *na);
         if (na)
             dp->n_allowed = na;
-        if (!a || !b || !k || !c || !al || !na)
+        int32_t *pk = realloc(dp->pick, cl * sizeof *pk);
+        if (pk)
+            dp->pick = pk;
+        if (!a || !b || !k || !c || !al || !na || !pk)
             return 0;
         dp->per_day_cap = pd;
         dp->back_cap = bk;
@@ -132,8 +139,8 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         R = 1;
     if (R > D)
         R = D;
-    /* state = ((((v * R + (r-1)) * 2 + f) * (M+1) + m) * Wn + w) */
-    const size_t per_day = (size_t)V * (size_t)R * 2 * (size_t)(M + 1) * (size_t)Wn;
+    /* state = (((v * R + (r-1)) * (M+1) + m) * Wn + w) */
+    const size_t per_day = (size_t)V * (size_t)R * (size_t)(M + 1) * (size_t)Wn;
     /* bound the work (~20 ms), so that cancellation stays prompt on large instances */
     if ((double)per_day * (double)V * (double)D > (double)(1 << 24))
         return 0;
@@ -159,14 +166,40 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
             }
             *slot = cost;
         }
+        /* one representative per class of interchangeable types, priced by its cheapest member */
+        for (int32_t v = 0; v < S; v++) {
+            int64_t i = (int64_t)d * V + v, rep = (int64_t)d * V + st->vrep[v];
+            dp->pick[i] = v;
+            if (rep == i)
+                continue;
+            if (dp->cell[i] < dp->cell[rep]) {
+                dp->cell[rep] = dp->cell[i];
+                dp->pick[rep] = v;
+            }
+            dp->cell[i] = INF;
+        }
     }
 
     int64_t *cur = dp->cost_a, *nxt = dp->cost_b;
-#define IDX(v, r, f, m, w)                                                                         \
-    (((((size_t)(v) * (size_t)R + (size_t)((r) - 1)) * 2 + (size_t)(f)) * (size_t)(M + 1) +      \
-      (size_t)(m)) * (size_t)Wn + (size_t)(w))
-    for (size_t i = 0; i < per_day; i++)
-        cur[i] = INF;
+#define IDX(v, r, m, w)                                                                            \
+    ((((size_t)(v) * (size_t)R + (size_t)((r) - 1)) * (size_t)(M + 1) + (size_t)(m)) *            \
+         (size_t)Wn +                                                                              \
+     (size_t)(w))
+    /* values allowed on each day (skills, fixed days off, one per class of interchangeable
+     * types): iterating these lists instead of all S+1 values cuts the work several times */
+    int32_t *allowed = dp->allowed, *n_allowed = dp->n_allowed;
+    for (int32_t d = 0; d < D; d++) {
+        n_allowed[d] = 0;
+        for (int32_t v = 0; v <= S; v++)
+            if (dp->cell[(int64_t)d * V + v] != INF)
+                allowed[(int64_t)d * V + n_allowed[d]++] = v;
+    }
+    const size_t slice_len = (size_t)R * (size_t)(M + 1) * (size_t)Wn; /* states of one value */
+    for (int32_t b = 0; b < n_allowed[0]; b++) {
+        int64_t *slice = cur + IDX(allowed[b], 1, 0, 0);
+        for (size_t i = 0; i < slice_len; i++)
+            slice[i] = INF;
+    }
     for (int32_t v = 0; v <= S; v++) {
         int64_t cc = dp->cell[v];
         if (cc == INF)
@@ -176,74 +209,69 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         int32_t w = work && track_w && p->weekend[0] >= 0 ? 1 : 0;
         if (m > M || w >= Wn || (work && maxc < 1))
             continue;
-        size_t i = IDX(v, 1, 1, m, w);
+        size_t i = IDX(v, 1, m, w);
         cur[i] = cc;
         dp->back[i] = -1;
     }
-    /* values allowed on each day (skills, fixed days off): most employees hold a few types, so
-     * iterating these lists instead of all S+1 values cuts the work several times over */
-    int32_t *allowed = dp->allowed, *n_allowed = dp->n_allowed;
-    for (int32_t d = 0; d < D; d++) {
-        n_allowed[d] = 0;
-        for (int32_t v = 0; v <= S; v++)
-            if (dp->cell[(int64_t)d * V + v] != INF)
-                allowed[(int64_t)d * V + n_allowed[d]++] = v;
-    }
     for (int32_t d = 1; d < D; d++) {
-        for (size_t i = 0; i < per_day; i++)
-            nxt[i] = INF;
+        /* only the slices of values allowed today can be written, and only those are read
+         * tomorrow */
+        for (int32_t b = 0; b < n_allowed[d]; b++) {
+            int64_t *slice = nxt + IDX(allowed[(int64_t)d * V + b], 1, 0, 0);
+            for (size_t i = 0; i < slice_len; i++)
+                slice[i] = INF;
+        }
         int32_t *back = dp->back + (size_t)d * per_day;
         const int32_t wk = p->weekend[d];
         const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
         const int32_t *here = allowed + (int64_t)d * V, n_here = n_allowed[d];
+        /* Loops ordered (previous value, next value, run length, minutes, weekends): every
+         * check that depends on the pair of values only is made once per pair, and the two
+         * innermost loops walk contiguous slices of the state arrays. */
         for (int32_t a = 0; a < n_allowed[d - 1]; a++) {
             const int32_t v = allowed[(int64_t)(d - 1) * V + a];
             const int work = v < S;
-            for (int32_t r = 1; r <= R; r++)
-                for (int32_t f = 0; f < 2; f++)
-                    for (int32_t m = 0; m <= M; m++)
-                        for (int32_t w = 0; w < Wn; w++) {
-                            size_t i = IDX(v, r, f, m, w);
-                            int64_t base = cur[i];
-                            if (base == INF)
+            for (int32_t b = 0; b < n_here; b++) {
+                const int32_t v2 = here[b];
+                const int work2 = v2 < S;
+                if (work && work2 && p->forbidden[(int64_t)v * S + v2])
+                    continue;
+                const int64_t cc = dp->cell[(int64_t)d * V + v2];
+                const int32_t dm = work2 && track_m ? p->length[v2] / g : 0;
+                const int32_t dw = work2 && track_w && wk >= 0 && !(same_weekend && work) ? 1 : 0;
+                if (dm > M || dw >= Wn)
+                    continue;
+                for (int32_t r = 1; r <= R; r++) {
+                    int32_t r2;
+                    if (work2 == work) {
+                        r2 = r + 1;
+                        if (work && r2 > maxc)
+                            break;
+                        if (r2 > R)
+                            r2 = R; /* off runs: only "long enough" matters */
+                    } else {
+                        /* the run ending on day d-1 began on day 0 (edge-exempt) iff r == d */
+                        if (r != d && ((work && r < minc) || (!work && r < mino)))
+                            continue;
+                        r2 = 1;
+                    }
+                    const size_t src0 = IDX(v, r, 0, 0), dst0 = IDX(v2, r2, 0, 0);
+                    const int64_t *src = cur + src0;
+                    int64_t *dst = nxt + dst0;
+                    int32_t *bk = back + dst0;
+                    for (int32_t m = 0; m + dm <= M; m++) {
+                        const size_t row_s = (size_t)m * (size_t)Wn;
+                        const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
+                        for (int32_t w = 0; w + dw < Wn; w++) {
+                            const int64_t base = src[row_s + (size_t)w];
+                            if (base == INF || base + cc >= dst[row_d + (size_t)w])
                                 continue;
-                            for (int32_t b = 0; b < n_here; b++) {
-                                const int32_t v2 = here[b];
-                                const int64_t cc = dp->cell[(int64_t)d * V + v2];
-                                const int work2 = v2 < S;
-                                int32_t r2, f2;
-                                if (work2 == work) {
-                                    if (work && p->forbidden[(int64_t)v * S + v2])
-                                        continue;
-                                    r2 = r + 1;
-                                    if (work && r2 > maxc)
-                                        continue;
-                                    if (r2 > R)
-                                        r2 = R; /* off runs: only "long enough" matters */
-                                    f2 = f;
-                                } else {
-                                    /* the run that just ended is interior unless it began on day 0 */
-                                    if (!f && ((work && r < minc) || (!work && r < mino)))
-                                        continue;
-                                    r2 = 1;
-                                    f2 = 0;
-                                }
-                                int32_t m2 = m, w2 = w;
-                                if (work2) {
-                                    if (track_m)
-                                        m2 += p->length[v2] / g;
-                                    if (track_w && wk >= 0 && !(same_weekend && work))
-                                        w2++;
-                                }
-                                if (m2 > M || w2 >= Wn)
-                                    continue;
-                                size_t j = IDX(v2, r2, f2, m2, w2);
-                                if (base + cc < nxt[j]) {
-                                    nxt[j] = base + cc;
-                                    back[j] = (int32_t)i;
-                                }
-                            }
+                            dst[row_d + (size_t)w] = base + cc;
+                            bk[row_d + (size_t)w] = (int32_t)(src0 + row_s + (size_t)w);
                         }
+                    }
+                }
+            }
         }
         int64_t *t = cur;
         cur = nxt;
@@ -252,23 +280,24 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
     /* the last run ends on day D-1 and is exempt; only the minutes floor is left to check */
     size_t best = (size_t)-1;
     int64_t best_cost = INF;
-    for (int32_t v = 0; v <= S; v++)
+    for (int32_t b = 0; b < n_allowed[D - 1]; b++) {
+        const int32_t v = allowed[(int64_t)(D - 1) * V + b];
         for (int32_t r = 1; r <= R; r++)
-            for (int32_t f = 0; f < 2; f++)
                 for (int32_t m = track_m ? m_lo : 0; m <= M; m++)
                     for (int32_t w = 0; w < Wn; w++) {
-                        size_t i = IDX(v, r, f, m, w);
+                        size_t i = IDX(v, r, m, w);
                         if (cur[i] < best_cost) {
                             best_cost = cur[i];
                             best = i;
                         }
                     }
+    }
     if (best_cost == INF)
         return 0;
     size_t i = best;
     for (int32_t d = D - 1; d >= 0; d--) {
-        int32_t v = (int32_t)(i / ((size_t)R * 2 * (size_t)(M + 1) * (size_t)Wn));
-        out[d] = v == S ? -1 : v;
+        int32_t v = (int32_t)(i / ((size_t)R * (size_t)(M + 1) * (size_t)Wn));
+        out[d] = v == S ? -1 : dp->pick[(int64_t)d * V + v];
         if (d > 0)
             i = (size_t)dp->back[(size_t)d * per_day + i];
     }
