@@ -25,13 +25,9 @@ class EventWriter:
             args += [k, v]
         return [self.names.terminal(outcome.job_id), self.names.events], args
 
-    async def emit(self, outcome: Outcome) -> str | None:
-        """XADD the event; None when suppressed (a second terminal, or progress after the end)."""
-        keys, args = self._args(outcome)
-        return entry_id(await self._emit(keys=keys, args=args))
-
     def queue(self, pipe: Any, outcome: Outcome) -> None:
-        """Queue the event into `pipe`; its reply there is what `entry_id` reads.
+        """Queue the event into `pipe`; its reply there is what `entry_id` reads: the new
+        entry's id, or None when suppressed (a second terminal, or progress after the end).
 
         A bare EVALSHA: redis-py's script objects would make every pipeline ask SCRIPT EXISTS
         first, one more round trip per batch. `load` puts the script in place; a Redis that

@@ -29,10 +29,5 @@ async def claim_many(redis: aioredis.Redis, claims: list[tuple[str, str]], ttl: 
     ]
 
 
-async def claim(redis: aioredis.Redis, key: str, entry_id: str, ttl: int) -> bool:
-    """`claim_many` for one entry."""
-    return (await claim_many(redis, [(key, entry_id)], ttl))[0]
-
-
 def _text(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)

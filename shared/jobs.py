@@ -97,9 +97,5 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-async def request_cancel(redis: aioredis.Redis, names: Names, job_id: str, ttl: int) -> None:
-    await redis.set(names.cancel(job_id), "1", ex=ttl)
-
-
 async def is_cancelled(redis: aioredis.Redis, names: Names, job_id: str) -> bool:
     return bool(await redis.exists(names.cancel(job_id)))
