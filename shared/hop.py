@@ -100,15 +100,20 @@ async def envelope(body: bytes, headers: dict[str, Any]) -> bytes:
     )
 
 
+async def encode_entry(model: BaseModel) -> bytes:
+    """`model` as a stream entry's data, carrying the current trace context."""
+    headers: dict[str, Any] = {"content-type": "application/json"}
+    propagate.inject(headers)
+    return await envelope(model.model_dump_json().encode(), headers)
+
+
 async def send(pipe: Any, stream: str, model: BaseModel, maxlen: int) -> None:
-    """Queue `model` for `stream` in `pipe`, carrying the current trace context.
+    """Queue `model` for `stream` in `pipe`.
 
     What `broker.publish` writes, without its per-message middleware (two spans per
     publish): in a batch the entry's own span is the next hop's parent.
     """
-    headers: dict[str, Any] = {"content-type": "application/json"}
-    propagate.inject(headers)
-    data = await envelope(model.model_dump_json().encode(), headers)
+    data = await encode_entry(model)
     pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=True)
 
 

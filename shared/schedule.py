@@ -13,18 +13,11 @@ import time
 from typing import Any
 
 import redis.asyncio as aioredis
-from opentelemetry import propagate
 
-from shared.hop import envelope
+from shared.hop import encode_entry
 from shared.lua import source
 from shared.messages import Job
 from shared.streams import Names
-
-
-async def encode_entry(job: Job) -> bytes:
-    headers: dict[str, str] = {"content-type": "application/json"}
-    propagate.inject(headers)
-    return await envelope(job.model_dump_json().encode(), headers)
 
 
 class Schedule:
