@@ -74,6 +74,8 @@ _FS_ALL = ["FS_MAX_RECORDS=1", "FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1", "FS_TELE
 # name -> (driver adapter, worker environment)
 EXPERIMENTS: dict[str, tuple[str, list[str]]] = {
     "shiftstream-quiet": ("shiftstream", ["LOG_LEVEL=WARNING"]),
+    "shiftstream-msglog": ("shiftstream", ["MESSAGE_LOG_LEVEL=INFO"]),
+    "shiftstream-b16": ("shiftstream", ["SOLVER_BATCH=16"]),
     "fs+max1": ("faststream-like", ["FS_MAX_RECORDS=1"]),
     "fs+msg": ("faststream-like", ["FS_MSG_PARAM=1"]),
     "fs+count": ("faststream-like", ["FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1"]),

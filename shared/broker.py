@@ -199,6 +199,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
         middlewares=(RedisTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
+        log_level=logging.getLevelName(settings.message_log_level),
     )
     # No call on this client blocks by design (reads go through the broker), so a reply that
     # takes longer than this is a half-dead connection: fail the handler (the entry stays

@@ -309,7 +309,9 @@ def test_transient_failures_are_retried_with_backoff_then_dead_lettered(
 
 def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
     """A solve longer than the reclaim idle time is not stolen by the other solver's reclaimer."""
-    stack = make_stack(env={"WORKER_CONCURRENCY": "1"}, scale={"solver": 2})
+    stack = make_stack(
+        env={"WORKER_CONCURRENCY": "1", "MESSAGE_LOG_LEVEL": "INFO"}, scale={"solver": 2}
+    )
     job = stack.submit(request_json(employees=12, shifts=50, time_limit=4))
     done = stack.wait_terminal(job)[job]
     assert done["type"] == "solver.completed"
