@@ -184,7 +184,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .swap2 = 30,
                        .request_share = GR_REQUEST_SHARE,
                        .lns_period = 20000,
-                       .lns_rows = 3};
+                       .lns_rows = 3,
+                       .mask_period = 200};
     memcpy(ls.cum, cum, sizeof cum);
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run

@@ -4,7 +4,9 @@
  *            unchanged, so it polishes requests and rules without breaking cover;
  *   block  - one employee's run of 2..7 days set to one shift or to off: builds or removes whole
  *            work runs, which single-cell moves cannot do without passing through min-run
- *            violations.
+ *            violations;
+ *   compound swap - a broken request repaired by swapping its day with a colleague together
+ *            with the best subset of the nearby days (propose_mask_swap).
  * Moves that would put a shift on a fixed day off or on an ineligible type are never proposed.
  * The schedule depends only on the iteration count, never on the clock, so a run with an
  * evaluation budget is reproducible. */
@@ -23,6 +25,7 @@
 #define SHUFFLE_END (lp->cum[2])
 #define SWAP_END (lp->cum[3])
 #define BLOCK_MAX 7
+#define MASK_DAYS 8
 
 typedef struct {
     int32_t e1, e2, a, b, kind; /* kind: 0 change/block (one employee, cover), 1 swap */
@@ -284,6 +287,88 @@ static int propose_row(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
     return 1;
 }
 
+/* Rows e1 (r1) and e2 (r2) over [a, b] with day d and the free days picked by mask swapped. */
+static void mask_pattern(const int32_t *r1, const int32_t *r2, int32_t a, int32_t b, int32_t d,
+                         const int32_t *free_day, int32_t nf, uint32_t mask, int32_t *v1,
+                         int32_t *v2)
+{
+    for (int32_t x = a; x <= b; x++) {
+        v1[x - a] = r1[x];
+        v2[x - a] = r2[x];
+    }
+    v1[d - a] = r2[d];
+    v2[d - a] = r1[d];
+    for (int32_t j = 0; j < nf; j++)
+        if (mask >> j & 1) {
+            v1[free_day[j] - a] = r2[free_day[j]];
+            v2[free_day[j] - a] = r1[free_day[j]];
+        }
+}
+
+/* Request repair by a compound swap. Employee e has a broken request on day d and a colleague
+ * e2 holds what e wants there. Swapping day d alone usually breaks a run, a rotation or the
+ * minutes of one of them, and the single swaps that would repair it are each uphill, so the
+ * annealing rarely chains them. Here every subset of the other days of a MASK_DAYS window
+ * around d is swapped along (at most 2^(MASK_DAYS-1) patterns, each scored and counted as one
+ * evaluation) and the best pattern is proposed. Cover is unchanged by construction. */
+static int propose_mask_swap(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32_t *v2,
+                             int64_t hw, gr_ctx *ctx)
+{
+    const gr_problem *p = st->p;
+    const int32_t D = st->D, E = st->E;
+    if (p->n_on + p->n_off == 0 || E < 2)
+        return 0;
+    int32_t i = gr_rng_below(rng, p->n_on + p->n_off);
+    int32_t c = st->req_cell[i], e = c / D, d = c % D, cur = st->roster[c];
+    if (i < p->n_on ? cur == p->on_shift[i] : cur != p->off_shift[i - p->n_on])
+        return 0;
+    int32_t e2 = -1, seen = 0;
+    for (int32_t x = 0; x < E; x++) {
+        int32_t v = st->roster[(int64_t)x * D + d];
+        if (x == e || (i < p->n_on ? v != p->on_shift[i] : v == cur))
+            continue;
+        if (allowed(st, e, d, v) && allowed(st, x, d, cur) && gr_rng_below(rng, ++seen) == 0)
+            e2 = x;
+    }
+    if (e2 < 0)
+        return 0;
+    const int32_t w = D < MASK_DAYS ? D : MASK_DAYS;
+    int32_t a = d - gr_rng_below(rng, w);
+    if (a < 0)
+        a = 0;
+    if (a > D - w)
+        a = D - w;
+    const int32_t b = a + w - 1;
+    const int32_t *r1 = st->roster + (int64_t)e * D, *r2 = st->roster + (int64_t)e2 * D;
+    /* only days where a swap changes something and both may take the other's cell */
+    int32_t free_day[MASK_DAYS], nf = 0;
+    for (int32_t x = a; x <= b; x++)
+        if (x != d && r1[x] != r2[x] && allowed(st, e, x, r2[x]) && allowed(st, e2, x, r1[x]))
+            free_day[nf++] = x;
+    int64_t best_cost = INT64_MAX;
+    uint32_t best_mask = 0;
+    for (uint32_t mask = 0; mask < (1u << nf); mask++) {
+        mask_pattern(r1, r2, a, b, d, free_day, nf, mask, v1, v2);
+        gr_delta d1 = gr_state_delta(st, e, a, b, v1, 0), d2 = gr_state_delta(st, e2, a, b, v2, 0);
+        gr_delta sum = {d1.hard + d2.hard, d1.minutes + d2.minutes, d1.pen + d2.pen};
+        int64_t cost = gr_delta_cost(sum, hw);
+        ctx->evaluations += mask > 0; /* the caller counts the first */
+        if (cost < best_cost) {
+            best_cost = cost;
+            best_mask = mask;
+            m->d1 = d1;
+            m->d2 = d2;
+        }
+    }
+    mask_pattern(r1, r2, a, b, d, free_day, nf, best_mask, v1, v2);
+    m->kind = 1;
+    m->e1 = e;
+    m->e2 = e2;
+    m->a = a;
+    m->b = b;
+    return 1;
+}
+
 /* Ruin and recreate: clear k rows, then rebuild them one by one with the row DP (each against
  * everything else, including the rows already rebuilt). Accepted by the annealing rule, else
  * the old rows are put back. Returns the change of the weighted cost (0 when reverted). */
@@ -414,6 +499,8 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             scored = propose_row(st, rng, &m, v1);
             if (gr_ctx_poll(ctx))
                 break;
+        } else if (lp->mask_period > 0 && it % lp->mask_period == lp->mask_period / 3) {
+            scored = propose_mask_swap(st, rng, &m, v1, v2, hw, ctx);
         } else {
             scored = propose(st, rng, lp, &m, v1, v2);
         }
