@@ -15,6 +15,7 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
 {
     memset(st, 0, sizeof *st);
     st->p = p;
+    st->cut = INT64_MAX;
     st->E = p->n_employees;
     st->D = p->n_days;
     st->S = p->n_shifts;
@@ -160,6 +161,15 @@ static inline int64_t wk_excess(const gr_state *st, int32_t e, int64_t n)
     return pos(n - st->p->max_weekends[e]);
 }
 
+/* Early rejection. When the roster is feasible every hard term is zero, so a move can only
+ * add to each: once the penalty change (known after the cell loop) plus the hard terms summed
+ * so far exceeds the caller's acceptance threshold st->cut, the rest (rotation and runs, the
+ * costly part) cannot bring it back. At low temperature most proposals end here. */
+static inline int past_cut(const gr_state *st, const gr_delta *r)
+{
+    return st->cut != INT64_MAX && gr_delta_cost(*r, st->cut_hw) > st->cut;
+}
+
 gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                         int with_cover)
 {
@@ -216,6 +226,10 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
     }
     if (dmin != 0)
         r.minutes = minute_dev(st, e, st->minutes[e] + dmin) - minute_dev(st, e, st->minutes[e]);
+    if (past_cut(st, &r)) {
+        r.pen = GR_DELTA_CUT;
+        return r;
+    }
 
     if (status_changed && st->W > 0) {
         int32_t *swk = st->scratch_wk, *wkd = st->wk_days + (int64_t)e * st->W;
@@ -231,6 +245,10 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
             swk[w] = 0;
         }
         r.hard += wk_excess(st, e, nw) - wk_excess(st, e, worked);
+        if (past_cut(st, &r)) {
+            r.pen = GR_DELTA_CUT;
+            return r;
+        }
     }
 
     /* rotation and runs: measure before, write the new values, measure after, restore */

@@ -7,17 +7,35 @@
 
 #include "generetic.h"
 
-/* ---- rng.c: xoshiro256** seeded through splitmix64; one generator per solve. ---- */
+/* ---- xoshiro256**, seeded through splitmix64 (rng.c); one generator per solve. The draws
+ * are inline: one or more per proposal, a call through the PLT each was ~4 % of the search. */
 typedef struct {
     uint64_t s[4];
 } gr_rng;
 
 void gr_rng_seed(gr_rng *r, uint64_t seed);
-uint64_t gr_rng_next(gr_rng *r);
-/* Uniform in [0, n), n > 0. */
-int32_t gr_rng_below(gr_rng *r, int32_t n);
+static inline uint64_t gr_rng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t gr_rng_next(gr_rng *r)
+{
+    uint64_t *s = r->s;
+    const uint64_t result = gr_rng_rotl(s[1] * 5, 7) * 9;
+    const uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = gr_rng_rotl(s[3], 45);
+    return result;
+}
+/* Uniform in [0, n), n > 0. Lemire's multiply-shift: the tiny bias for n << 2^32 does not
+ * matter for search. */
+static inline int32_t gr_rng_below(gr_rng *r, int32_t n)
+{
+    return (int32_t)(((gr_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
 /* Uniform in [0, 1). */
-double gr_rng_unit(gr_rng *r);
+static inline double gr_rng_unit(gr_rng *r) { return (double)(gr_rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* ---- score.c: exact counting, the reference the Python evaluator must equal. ---- */
 int gr_score_unchecked(const gr_problem *p, const int32_t *roster, int64_t *hard, int64_t *pen);
@@ -68,6 +86,9 @@ typedef struct {
     int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
     int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
     gr_delta total;     /* current objective parts */
+    /* Rejection cut for the next gr_state_delta (see there); INT64_MAX = none. */
+    int64_t cut;
+    int64_t cut_hw;
 } gr_state;
 
 int gr_state_alloc(gr_state *st, const gr_problem *p);
@@ -82,6 +103,9 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
                         int with_cover);
 /* Hard magnitude of employee e's row alone (minutes included), from scratch. */
 int64_t gr_state_emp_hard(const gr_state *st, int32_t e);
+/* Set in .pen when gr_state_delta stopped early at st->cut: the move is rejected, its delta
+ * unknown. */
+#define GR_DELTA_CUT INT64_MIN
 void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                     int with_cover, gr_delta d);
 

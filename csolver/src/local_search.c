@@ -62,6 +62,21 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
+/* The two rewrites of a swap. A cut (see gr_state_delta) applies to their sum: the first is
+ * computed whole, since the second's request terms may still pay for it, and the second is cut
+ * at what remains of the threshold. */
+static void pair_delta(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t a, int32_t b,
+                       const int32_t *v1, const int32_t *v2)
+{
+    const int64_t cut = st->cut;
+    st->cut = INT64_MAX;
+    m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
+    if (cut != INT64_MAX)
+        st->cut = cut - gr_delta_cost(m->d1, st->cut_hw);
+    m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
+    st->cut = cut;
+}
+
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
                    int32_t *v2)
 {
@@ -137,8 +152,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
             m->e1 = e;
             m->e2 = e2;
             m->a = m->b = d;
-            m->d1 = gr_state_delta(st, e, d, d, v1, 0);
-            m->d2 = gr_state_delta(st, e2, d, d, v2, 0);
+            pair_delta(st, m, e, e2, d, d, v1, v2);
             return 1;
         }
         v1[0] = want;
@@ -208,8 +222,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->e2 = e2;
         m->a = a;
         m->b = b;
-        m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
-        m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
+        pair_delta(st, m, e1, e2, a, b, v1, v2);
         return 1;
     }
     if (r < SWAP_END && E >= 2) { /* swap */
@@ -233,8 +246,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->e2 = e2;
         m->a = a;
         m->b = b;
-        m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
-        m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
+        pair_delta(st, m, e1, e2, a, b, v1, v2);
         return 1;
     }
     /* block */
@@ -495,12 +507,26 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             continue;
         }
         int scored;
+        int64_t threshold = -1; /* >= 0: drawn before the proposal (feasible walk) */
         if (lp->dp_period > 0 && it % lp->dp_period == 0) {
             scored = propose_row(st, rng, &m, v1);
             if (gr_ctx_poll(ctx))
                 break;
         } else if (lp->mask_period > 0 && it % lp->mask_period == lp->mask_period / 3) {
             scored = propose_mask_swap(st, rng, &m, v1, v2, hw, ctx);
+        } else if (st->total.hard == 0 && st->total.minutes == 0) {
+            /* feasible: draw the acceptance threshold first, so that the delta may stop as
+             * soon as the move is sure to exceed it (accept iff dc <= -t ln u, the same
+             * rule as u < exp(-dc / t)) */
+            double u = gr_rng_unit(rng);
+            double thr = u > 0.0 ? -t * log(u) : 30.0 * t;
+            if (thr > 30.0 * t)
+                thr = 30.0 * t;
+            threshold = (int64_t)thr;
+            st->cut = threshold;
+            st->cut_hw = hw;
+            scored = propose(st, rng, lp, &m, v1, v2);
+            st->cut = INT64_MAX;
         } else {
             scored = propose(st, rng, lp, &m, v1, v2);
         }
@@ -508,6 +534,11 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             break;
         if (!scored)
             continue;
+        if (threshold >= 0 &&
+            (m.d1.pen == GR_DELTA_CUT || (m.kind == 1 && m.d2.pen == GR_DELTA_CUT))) {
+            threshold = -1;
+            continue;
+        }
         gr_delta dl = m.d1;
         if (m.kind == 1) {
             dl.hard += m.d2.hard;
@@ -515,7 +546,12 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             dl.pen += m.d2.pen;
         }
         int64_t dc = gr_delta_cost(dl, hw);
-        if (dc > 0) {
+        if (threshold >= 0) {
+            int reject = dc > threshold;
+            threshold = -1;
+            if (reject)
+                continue;
+        } else if (dc > 0) {
             double x = (double)dc / t;
             if (x > 30.0 || gr_rng_unit(rng) >= exp(-x))
                 continue;

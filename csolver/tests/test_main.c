@@ -212,6 +212,53 @@ static void test_delta(const gr_problem *p, uint64_t seed)
     gr_state_free(&st);
 }
 
+/* The rejection cut (gr_state_delta with st->cut set, feasible rosters only): a cut delta must
+ * really exceed the threshold, and an uncut one must equal the delta computed without a cut. */
+static void test_delta_cut(const gr_problem *p, uint64_t seed)
+{
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *r = malloc(cells * sizeof *r), *vals = malloc((size_t)p->n_days * sizeof *vals);
+    gr_progress prog = {0};
+    gr_config cfg = {.time_limit = 5.0, .seed = seed, .max_evaluations = 300000};
+    CHECK(gr_solve(p, &cfg, &prog, r) == GR_OK, "solve for the cut test failed");
+    int64_t h = -1, pen;
+    gr_score(p, r, &h, &pen);
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_state_load(&st, r);
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    int cut_seen = 0;
+    for (int it = 0; h == 0 && it < 20000; it++) {
+        int32_t e = gr_rng_below(&rng, p->n_employees);
+        int32_t k = 1 + gr_rng_below(&rng, p->n_days < 8 ? p->n_days : 8);
+        int32_t a = gr_rng_below(&rng, p->n_days - k + 1);
+        for (int32_t i = 0; i < k; i++)
+            vals[i] = gr_rng_below(&rng, 3) == 0 ? -1 : gr_rng_below(&rng, p->n_shifts);
+        int with_cover = gr_rng_below(&rng, 2);
+        gr_delta full = gr_state_delta(&st, e, a, a + k - 1, vals, with_cover);
+        st.cut_hw = 1 + gr_rng_below(&rng, 1000);
+        st.cut = gr_rng_below(&rng, 2000 * GR_MINUTE_DIV);
+        gr_delta cut = gr_state_delta(&st, e, a, a + k - 1, vals, with_cover);
+        int64_t cost = gr_delta_cost(full, st.cut_hw);
+        if (cut.pen == GR_DELTA_CUT) {
+            cut_seen = 1;
+            CHECK(cost > st.cut, "cut at %lld but the move costs %lld", (long long)st.cut,
+                  (long long)cost);
+        } else {
+            CHECK(cut.hard == full.hard && cut.minutes == full.minutes && cut.pen == full.pen,
+                  "uncut delta differs from the full one");
+        }
+        st.cut = INT64_MAX;
+    }
+    CHECK(h == 0, "the cut test needs a feasible roster, the solve gave %lld violations",
+          (long long)h);
+    CHECK(cut_seen, "no move was ever cut");
+    free(r);
+    free(vals);
+    gr_state_free(&st);
+}
+
 /* The row DP returns rows that break no rule it models, and never a row worse than the
  * current one when the current one is feasible for that employee. */
 static void test_row_dp(const gr_problem *p, uint64_t seed)
@@ -309,6 +356,7 @@ int main(int argc, char **argv)
     builtin(&o);
     test_validate(&o.p);
     test_delta(&o.p, 1);
+    test_delta_cut(&o.p, 1);
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
     release(&o);
@@ -322,6 +370,7 @@ int main(int argc, char **argv)
         }
         test_validate(&o.p);
         test_delta(&o.p, 2 + (uint64_t)i);
+        test_delta_cut(&o.p, 2 + (uint64_t)i);
         test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
         release(&o);
