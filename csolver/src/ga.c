@@ -185,7 +185,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .request_share = GR_REQUEST_SHARE,
                        .lns_period = 20000,
                        .lns_rows = 3,
-                       .mask_period = 200};
+                       .mask_period = 200,
+                       .chain_period = 5000};
     memcpy(ls.cum, cum, sizeof cum);
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run
@@ -200,6 +201,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     repair.hard_weight = 1000;
     repair.dp_period = 1000;
     repair.lns_period = 0;
+    repair.chain_period = 0;
     if (!ctx.stop)
         gr_local_search(&st, &rng, &ctx, &repair, best_buf);
     gr_ctx_offer(&ctx, st.roster);

@@ -160,6 +160,8 @@ typedef struct {
     int64_t lns_period;  /* every lns_period-th proposal is a ruin-and-recreate; 0 = never */
     int32_t lns_rows;    /* rows cleared and rebuilt by it */
     int64_t mask_period; /* every mask_period-th proposal is a request-repair compound swap */
+    int64_t chain_period; /* every chain_period-th proposal is a split-weekend swap followed by
+                             row DPs of both employees */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
