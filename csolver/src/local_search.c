@@ -442,6 +442,23 @@ static int pick_split_weekend(gr_state *st, gr_rng *rng, int32_t *pe, int32_t *p
     return 1;
 }
 
+/* The end of a multi-row move: rows emps[0..k-1] were rewritten for a weighted change of
+ * `total`; keep them by the annealing rule, else put back the saved rows (saved[i] is the old
+ * row of emps[i]). Returns the change kept (0 when restored). */
+static int64_t keep_or_restore(gr_state *st, gr_rng *rng, int64_t total, double t, int32_t k,
+                               const int32_t *emps, const int32_t *saved)
+{
+    const int32_t D = st->D;
+    if (total <= 0 || (total / t < 30.0 && gr_rng_unit(rng) < exp(-(double)total / t)))
+        return total;
+    for (int32_t i = 0; i < k; i++) {
+        const int32_t *old = saved + (size_t)i * (size_t)D;
+        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, old, 1);
+        gr_state_apply(st, emps[i], 0, D - 1, old, 1, dl);
+    }
+    return 0;
+}
+
 /* A split weekend repaired in three steps: day d swapped between e and e2 together with the
  * best subset of the nearby days (mask_swap), then a row DP for each of the two. The swap
  * alone covers nothing more, so annealing rarely takes it; the gain comes when the employee
@@ -472,14 +489,7 @@ static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, 
         gr_state_apply(st, emps[i], 0, D - 1, v1, 1, dl);
         total += gr_delta_cost(dl, hw);
     }
-    if (total <= 0 || (total / t < 30.0 && gr_rng_unit(rng) < exp(-(double)total / t)))
-        return total;
-    for (int i = 0; i < 2; i++) {
-        const int32_t *old = saved + (size_t)i * (size_t)D;
-        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, old, 1);
-        gr_state_apply(st, emps[i], 0, D - 1, old, 1, dl);
-    }
-    return 0;
+    return keep_or_restore(st, rng, total, t, 2, emps, saved);
 }
 
 /* Ruin and recreate: clear k rows, then rebuild them one by one with the row DP (each against
@@ -519,14 +529,7 @@ static int64_t ruin_recreate(gr_state *st, gr_rng *rng, int32_t k, double t, int
         gr_state_apply(st, e, 0, D - 1, buf, 1, dl);
         total += gr_delta_cost(dl, hw);
     }
-    if (total <= 0 || (total / t < 30.0 && gr_rng_unit(rng) < exp(-(double)total / t)))
-        return total;
-    for (int32_t i = 0; i < k; i++) {
-        const int32_t *old = saved + (size_t)i * (size_t)D;
-        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, old, 1);
-        gr_state_apply(st, emps[i], 0, D - 1, old, 1, dl);
-    }
-    return 0;
+    return keep_or_restore(st, rng, total, t, k, emps, saved);
 }
 
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
