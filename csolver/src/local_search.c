@@ -623,7 +623,6 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 break;
         } else if (lp->mask_period > 0 && it % lp->mask_period == lp->mask_period / 3) {
             scored = propose_mask_swap(st, rng, &m, v1, v2, hw, ctx);
-
         } else if (st->total.hard == 0 && st->total.minutes == 0) {
             /* feasible: draw the acceptance threshold first, so that the delta may stop as
              * soon as the move is sure to exceed it (accept iff dc <= -t ln u, the same
@@ -645,10 +644,8 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         if (!scored)
             continue;
         if (threshold >= 0 &&
-            (m.d1.pen == GR_DELTA_CUT || (m.kind == 1 && m.d2.pen == GR_DELTA_CUT))) {
-            threshold = -1;
+            (m.d1.pen == GR_DELTA_CUT || (m.kind == 1 && m.d2.pen == GR_DELTA_CUT)))
             continue;
-        }
         gr_delta dl = m.d1;
         if (m.kind == 1) {
             dl.hard += m.d2.hard;
@@ -657,9 +654,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         }
         int64_t dc = gr_delta_cost(dl, hw);
         if (threshold >= 0) {
-            int reject = dc > threshold;
-            threshold = -1;
-            if (reject)
+            if (dc > threshold)
                 continue;
         } else if (dc > 0) {
             double x = (double)dc / t;
