@@ -10,17 +10,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.opentelemetry import RedisTelemetryMiddleware
+from redis.asyncio.connection import Connection
 from redis.exceptions import ResponseError
 
+from shared.batch_codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.hop import BatchHandler, Delivery, send, text
 from shared.logs import configure_logging
 from shared.metrics import Metrics, meter_provider
+from shared.redis_connection import connection_class
 from shared.settings import Settings
 from shared.streams import Names
 from shared.telemetry import tracer_provider
@@ -105,23 +108,30 @@ class Service:
         readers: int = 1,
         max_batch: int = 100,
         parser: Any = None,
+        entry_body: EntryBody = envelope_body,
     ) -> None:
         """Feed `handler` lists of `Delivery[model]`: `readers` batch readers and one reclaimer.
 
         See shared/hop.py for the rules a batch keeps. Each reader has its own consumer name and
-        reads at most `max_batch` entries; the reclaimer hands its one entry over as a batch of one.
+        reads at most `max_batch` entries, decoded by shared/batch_codec.py (`entry_body` splits
+        one entry into its JSON body and headers); the reclaimer hands its one entry, parsed by
+        `parser` (FastStream's when None), over as a batch of one.
         """
         self._groups.append((stream, group))
         base = self.settings.consumer_name
         broker = self.broker
+        parse_batch, decode_batch = batch_parser(entry_body), batch_decoder(model)
         for i in range(readers):
             consumer = f"{base}-{i}"
             sub = StreamSub(
                 stream, group=group, consumer=consumer, batch=True, max_records=max_batch
             )
-            broker.subscriber(stream=sub, parser=parser, ack_policy=AckPolicy.REJECT_ON_ERROR)(
-                _batch_reader(broker, model, handler, consumer)
-            )
+            broker.subscriber(
+                stream=sub,
+                parser=parse_batch,
+                decoder=decode_batch,
+                ack_policy=AckPolicy.REJECT_ON_ERROR,
+            )(_batch_reader(broker, model, handler, consumer))
         consumer = f"{base}-reclaim"
         broker.subscriber(
             stream=StreamSub(
@@ -194,8 +204,11 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     meters = meter_provider(
         name, trace_file=settings.shiftstream_trace_file, dev=settings.shiftstream_dev
     )
+    packing = connection_class(settings.redis_url)
     broker = RedisBroker(
         settings.redis_url,
+        # Its annotation says Connection; a unix:// URL takes the socket class, as in redis-py.
+        connection_class=cast(type[Connection], packing),
         middlewares=(RedisTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
@@ -205,7 +218,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     # takes longer than this is a half-dead connection: fail the handler (the entry stays
     # pending for a reclaimer) rather than hang it for ever.
     client = aioredis.Redis.from_url(
-        settings.redis_url, socket_timeout=10, socket_connect_timeout=5
+        settings.redis_url, socket_timeout=10, socket_connect_timeout=5, connection_class=packing
     )
     app = FastStream(broker, logger=logger)
     svc = Service(

@@ -42,8 +42,8 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     return body, headers
 
 
-async def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
-    """One entry, flat fields or FastStream envelope, as an envelope whose body is an object.
+def intake_body(data: Mapping[Any, Any]) -> tuple[bytes, dict[str, Any]]:
+    """One entry, flat fields or FastStream envelope, as (a JSON object, headers).
 
     The handler's model accepts any JSON object; anything else (a Python producer sending a bare
     string, broken bytes) becomes an object the intake can report as invalid, rather than a
@@ -59,20 +59,24 @@ async def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
             body = {"garbage": _text(raw)[:200]}
     else:
         body, headers = lift_flat_fields(data)
-    # FastStream's binary envelope: a JSON envelope would escape the payload (itself JSON in a
-    # string) a second time, and every entry would be decoded twice more.
-    encoded = await envelope(
-        json.dumps(body).encode(), {**headers, "content-type": "application/json"}
-    )
-    return {bDATA_KEY: encoded}
+    return json.dumps(body).encode(), {**headers, "content-type": "application/json"}
+
+
+async def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
+    """`intake_body` as an envelope, for FastStream's own parser (the reclaimer's one entry).
+
+    FastStream's binary envelope: a JSON envelope would escape the payload (itself JSON in a
+    string) a second time, and every entry would be decoded twice more.
+    """
+    body, headers = intake_body(data)
+    return {bDATA_KEY: await envelope(body, headers)}
 
 
 async def intake_parser(
     msg: Any, original_parser: Callable[[Any], Awaitable[StreamMessage[Any]]]
 ) -> StreamMessage[Any]:
+    # The reclaimer's one entry; batch reads go through shared/batch_codec.py with `intake_body`.
     data = msg.get("data")
-    if isinstance(data, list):  # a batch read
-        msg = {**msg, "data": [await normalize(entry) for entry in data]}
-    elif isinstance(data, Mapping):
+    if isinstance(data, Mapping):
         msg = {**msg, "data": await normalize(data)}
     return await original_parser(msg)

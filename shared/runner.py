@@ -10,6 +10,8 @@ import sys
 import uvloop
 from faststream import FastStream
 
+from shared.gc_tuning import tune_for_service
+
 # Exit status of a service whose subscriber FastStream stopped for good (EX_SOFTWARE).
 SUBSCRIBER_LOST = 70
 
@@ -57,6 +59,7 @@ def run(app: FastStream) -> None:
     watch = _TerminalErrors()
     logging.getLogger().addHandler(watch)
     logging.getLogger("shiftstream").addHandler(watch)
+    tune_for_service()
     # `faststream run` picks uvloop itself, plain asyncio.run does not (VERIFIED.md).
     uvloop.run(_serve(app))
     if watch.seen:

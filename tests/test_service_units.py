@@ -10,9 +10,12 @@ from typing import Any
 import pytest
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
+from faststream.redis.parser.parsers import RedisBatchStreamParser, SimpleParserConfig
 
+from shared.batch_codec import batch_decoder, batch_parser
+from shared.hop import envelope
 from shared.intake import parse_not_before
-from shared.intake_parser import intake_parser, lift_flat_fields, normalize
+from shared.intake_parser import intake_body, intake_parser, lift_flat_fields, normalize
 from shared.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
 from shared.progress import MESSAGES, ProgressReporter, message_for
 from shared.retry import backoff_ceiling, backoff_delay
@@ -126,22 +129,46 @@ def test_parser_keeps_faststream_envelopes_body_and_headers() -> None:
     assert json.loads(parsed.body)["job_id"] == "p1"
 
 
-def test_parser_normalises_every_entry_of_a_batch() -> None:
+def test_a_batch_read_decodes_every_entry_into_the_model() -> None:
     """One garbage entry must not make the whole batch undecodable (it would stay pending)."""
     good = {b"type": b"solve", b"job_id": b"a", b"traceparent": b"00-abc-def-01"}
     garbage = {bDATA_KEY: b"\xff\xfe not json"}
-    seen: dict[str, Any] = {}
+    raw = {
+        "type": "bstream",
+        "channel": "workforce-solver",
+        "data": [good, garbage],
+        "message_ids": [b"1-0", b"1-1"],
+    }
+    original = RedisBatchStreamParser(config=SimpleParserConfig(BinaryMessageFormatV1))
 
-    async def original(msg: Any) -> Any:
-        seen["msg"] = msg
-        return msg
+    async def decode() -> tuple[Any, list[IntakeEntry]]:
+        msg = await batch_parser(intake_body)(raw, original.parse_message)
+        return msg, await batch_decoder(IntakeEntry)(msg, original.decode_message)
 
-    asyncio.run(intake_parser({"type": "bstream", "data": [good, garbage]}, original))
-    decoded = [BinaryMessageFormatV1.parse(e[bDATA_KEY]) for e in seen["msg"]["data"]]
-    assert json.loads(decoded[0][0]) == {"type": "solve", "job_id": "a"}
-    assert decoded[0][1]["traceparent"] == "00-abc-def-01"
-    assert IntakeEntry.model_validate_json(decoded[1][0]).job_id is None
-    assert "garbage" in json.loads(decoded[1][0])
+    msg, entries = asyncio.run(decode())
+    assert entries[0] == IntakeEntry(type="solve", job_id="a")
+    assert entries[1].job_id is None and entries[1].other is None
+    assert msg.batch_headers[0]["traceparent"] == "00-abc-def-01"
+    assert msg.headers["traceparent"] == "00-abc-def-01"  # the batch span's parent
+    assert msg.raw_message["message_ids"] == [b"1-0", b"1-1"]  # what the ack sends
+
+
+def test_a_batch_of_internal_entries_decodes_their_envelopes() -> None:
+    outcomes = [Outcome(kind=OutcomeKind.ACCEPTED, job_id=f"j{i}") for i in range(3)]
+    data = [
+        {bDATA_KEY: asyncio.run(envelope(o.model_dump_json().encode(), {"traceparent": f"t{i}"}))}
+        for i, o in enumerate(outcomes)
+    ]
+    raw = {"type": "bstream", "channel": "c", "data": data, "message_ids": [b"1-0"] * 3}
+    original = RedisBatchStreamParser(config=SimpleParserConfig(BinaryMessageFormatV1))
+
+    async def decode() -> tuple[Any, list[Outcome]]:
+        msg = await batch_parser()(raw, original.parse_message)
+        return msg, await batch_decoder(Outcome)(msg, original.decode_message)
+
+    msg, decoded = asyncio.run(decode())
+    assert decoded == outcomes
+    assert [h["traceparent"] for h in msg.batch_headers] == ["t0", "t1", "t2"]
 
 
 def test_parser_turns_garbage_into_an_object() -> None:
@@ -207,3 +234,80 @@ def test_names_take_the_prefix_and_share_hash_tags() -> None:
     assert n.schedule.startswith("{" + n.jobs + "}")
     assert n.terminal("j1").startswith("{" + n.events + "}")
     assert n.job("j1") == "acme:job:{j1}"
+
+
+# --------------------------------------------------------------------------- gc tuning
+
+
+def test_gc_tuning_still_reclaims_reference_cycles_on_its_own() -> None:
+    """A service collects less often (shared/gc_tuning.py), but cycles must not pile up."""
+    import gc
+    import weakref
+
+    from shared.gc_tuning import YOUNG_THRESHOLD, tune_for_service
+
+    before = gc.get_threshold()
+    try:
+        tune_for_service()
+        assert gc.get_freeze_count() > 0  # start-up objects are out of the collector's walk
+
+        class Node:
+            def __init__(self) -> None:
+                self.me = self
+
+        freed = []
+        for _ in range(1_000):
+            weakref.finalize(Node(), freed.append, 1)
+        assert len(freed) < 1_000  # cycles: reference counting alone cannot free them
+        # Enough allocations to cross the young threshold, as a busy service does: the
+        # collector runs by itself, no explicit gc.collect().
+        keep = [[i] for i in range(2 * YOUNG_THRESHOLD)]
+        assert keep and len(freed) == 1_000
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+# --------------------------------------------------------------------------- command packing
+
+
+def test_hiredis_packing_sends_the_bytes_redis_py_would() -> None:
+    from redis.asyncio.connection import Connection
+
+    from shared.redis_connection import HiredisConnection
+
+    commands: list[tuple[Any, ...]] = [
+        ("XADD", "solver.jobs", "MAXLEN", "~", 10_000, "*", b"__data__", b"\x00\xff" * 900),
+        ("HSET", "job:{ä}", "state", "queued", "attempts", 0, "not_before", 1764484800.123456),
+        ("XINFO GROUPS", "solver.jobs"),  # a two-word name goes out as two arguments
+        (b"SCRIPT LOAD", "return 1"),
+        ("SET", "k", memoryview(b"view"), "EX", 60),
+        ("SET", "k", bytearray(b"array")),
+    ]
+    ours, theirs = HiredisConnection(), Connection()
+    for cmd in commands:
+        assert ours.pack_command(*cmd) == [b"".join(theirs.pack_command(*cmd))]
+    assert ours.pack_commands(commands) == [b"".join(theirs.pack_commands(commands))]
+
+
+@pytest.mark.parametrize("bad", [None, True, [1], {"a": 1}])
+def test_hiredis_packing_refuses_what_redis_py_refuses(bad: Any) -> None:
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import DataError
+
+    from shared.redis_connection import HiredisConnection
+
+    for conn in (HiredisConnection(), Connection()):
+        with pytest.raises(DataError):
+            conn.pack_command("SET", "k", bad)
+
+
+def test_connection_class_follows_the_url_scheme() -> None:
+    from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
+
+    from shared.redis_connection import connection_class
+
+    assert issubclass(connection_class("rediss://h:6380/0"), SSLConnection)
+    assert issubclass(connection_class("unix:///run/redis.sock"), UnixDomainSocketConnection)
+    plain = connection_class("redis://127.0.0.1:6379/0")
+    assert not issubclass(plain, SSLConnection | UnixDomainSocketConnection)

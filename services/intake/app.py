@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.broker import build_service
 from shared.intake import Intake
-from shared.intake_parser import intake_parser
+from shared.intake_parser import intake_body, intake_parser
 from shared.messages import IntakeEntry
 
 service = build_service("intake")
@@ -16,6 +16,7 @@ service.batched_hop(
     IntakeEntry,
     intake.handle_batch,
     parser=intake_parser,
+    entry_body=intake_body,
     max_batch=service.settings.batch_max_records,
 )
 

@@ -1,0 +1,78 @@
+"""Redis connections that encode commands with hiredis instead of redis-py's Python encoder.
+
+redis-py's asyncio connection builds every command in Python (one `bytes.join` per argument),
+which was 9–12 % of intake's and notifier's CPU under load (bench/README.md). hiredis, already
+the reply parser, has a C encoder for the same protocol; redis-py's own synchronous client uses
+it when hiredis is installed (`HiredisRespSerializer`), the asyncio client does not yet. The
+encoding is the same: str as UTF-8, int and float by `repr`, bytes as they are; anything else
+is refused with redis-py's `DataError`, as its encoder does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import hiredis
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
+from redis.exceptions import DataError
+
+
+def _split_name(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    # A name such as "CONFIG GET" or "XINFO GROUPS" goes out as separate arguments.
+    name = args[0]
+    if isinstance(name, str):
+        return tuple(name.encode().split()) + args[1:]
+    if b" " in name:
+        return tuple(name.split()) + args[1:]
+    return args
+
+
+def pack(args: tuple[Any, ...]) -> bytes:
+    args = _split_name(args)
+    try:
+        return hiredis.pack_command(args)  # type: ignore[no-any-return]
+    except TypeError:
+        pass
+    # hiredis takes memoryview but not bytearray; redis-py takes both.
+    args = tuple(bytes(a) if isinstance(a, bytearray) else a for a in args)
+    try:
+        return hiredis.pack_command(args)  # type: ignore[no-any-return]
+    except TypeError as err:
+        raise DataError(f"cannot send {args[0]!r:.40}: {err}") from err
+
+
+class HiredisPacking(AbstractConnection):
+    def pack_command(self, *args: Any) -> list[bytes]:
+        return [pack(args)]
+
+    def pack_commands(self, commands: Iterable[Iterable[Any]]) -> list[bytes]:
+        # One buffer for the pipeline: a loopback write of a few KB is one syscall either way.
+        return [b"".join(pack(tuple(c)) for c in commands)]
+
+
+class HiredisConnection(HiredisPacking, Connection):
+    pass
+
+
+class HiredisSSLConnection(HiredisPacking, SSLConnection):
+    pass
+
+
+class HiredisUnixConnection(HiredisPacking, UnixDomainSocketConnection):
+    pass
+
+
+def connection_class(url: str) -> type[AbstractConnection]:
+    """The class for `url`'s scheme, as redis-py would pick it, with hiredis packing."""
+    scheme = url.partition("://")[0].lower()
+    if scheme == "rediss":
+        return HiredisSSLConnection
+    if scheme == "unix":
+        return HiredisUnixConnection
+    return HiredisConnection
