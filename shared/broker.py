@@ -23,7 +23,7 @@ from shared.batch_codec import EntryBody, batch_decoder, batch_parser, envelope_
 from shared.hop import BatchHandler, Delivery, send, text
 from shared.logs import configure_logging
 from shared.metrics import Metrics, meter_provider
-from shared.redis_connection import connection_class
+from shared.redis_connection import connection_class, timed_client
 from shared.settings import Settings
 from shared.streams import Names
 from shared.telemetry import tracer_provider
@@ -217,9 +217,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     # No call on this client blocks by design (reads go through the broker), so a reply that
     # takes longer than this is a half-dead connection: fail the handler (the entry stays
     # pending for a reclaimer) rather than hang it for ever.
-    client = aioredis.Redis.from_url(
-        settings.redis_url, socket_timeout=10, socket_connect_timeout=5, connection_class=packing
-    )
+    client = timed_client(settings.redis_url, round_trip_timeout=10, socket_connect_timeout=5)
     app = FastStream(broker, logger=logger)
     svc = Service(
         name=name,
