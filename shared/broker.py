@@ -23,7 +23,8 @@ from shared.batch_codec import EntryBody, batch_decoder, batch_parser, envelope_
 from shared.hop import BatchHandler, Delivery, send, text
 from shared.logs import configure_logging
 from shared.metrics import Metrics, meter_provider
-from shared.redis_connection import connection_class, timed_client
+from shared.redis_client import timed_client
+from shared.redis_connection import connection_class
 from shared.settings import Settings
 from shared.streams import Names
 from shared.telemetry import tracer_provider

@@ -11,7 +11,7 @@ import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from shared.devrunner import EmbeddedServer
-from shared.redis_connection import timed_client
+from shared.redis_client import timed_client
 
 pytestmark = pytest.mark.redis
 

@@ -1,0 +1,65 @@
+"""The services' raw Redis client: replies must come within a bound, timed per round trip.
+
+A handler that waits on a stalled Redis (a paused server, a half-dead connection) must fail,
+so that its entries stay pending for a reclaimer, rather than hang for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from shared.redis_connection import connection_class
+
+
+class RoundTripTimeout(aioredis.Redis):
+    """A client whose replies must arrive within `round_trip_timeout` seconds, timed per round
+    trip rather than per reply.
+
+    redis-py's `socket_timeout` arms a timer around every reply it parses, so a pipeline of 192
+    commands sets and cancels 192 timers: 8.1 µs of CPU a command instead of 3.7 without them
+    (measured on our batch pipelines). One timer around the whole command or pipeline gives a
+    stalled server the same bound. When it fires, redis-py's cancelled read drops the connection,
+    as a socket timeout does, and the caller gets redis-py's `TimeoutError` as before.
+    """
+
+    round_trip_timeout: float = 10.0
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        try:
+            async with asyncio.timeout(self.round_trip_timeout):
+                return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except TimeoutError as err:
+            raise _stalled(self.round_trip_timeout) from err
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
+        pipe = TimedPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+        pipe.round_trip_timeout = self.round_trip_timeout
+        return pipe
+
+
+def _stalled(seconds: float) -> RedisTimeoutError:
+    return RedisTimeoutError(f"no reply from Redis within {seconds} s")
+
+
+def timed_client(url: str, *, round_trip_timeout: float, **kwargs: Any) -> RoundTripTimeout:
+    """A `RoundTripTimeout` client for `url`, its connections packing with hiredis."""
+    client = RoundTripTimeout.from_url(url, connection_class=connection_class(url), **kwargs)
+    assert isinstance(client, RoundTripTimeout)
+    client.round_trip_timeout = round_trip_timeout
+    return client
+
+
+class TimedPipeline(Pipeline):
+    round_trip_timeout: float = 10.0
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        try:
+            async with asyncio.timeout(self.round_trip_timeout):
+                return await super().execute(raise_on_error)
+        except TimeoutError as err:
+            raise _stalled(self.round_trip_timeout) from err
