@@ -125,6 +125,11 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         if (m_lo > M)
             return 0;
     }
+    /* Minutes reachable by the end of day d are at most (d + 1) * unit: the states above are
+     * never written, so the loops below skip them (on long horizons most of the minutes
+     * dimension early on). Skipping only unreachable states keeps the result identical. */
+    const int32_t unit = track_m ? maxlen / g : 0;
+#define MCAP(d) (track_m && (int64_t)((d) + 1) * unit < M ? ((d) + 1) * unit : M)
     int32_t maxw = p->max_weekends[e];
     int track_w = st->W > 0 && maxw < st->W;
     int32_t Wn = track_w ? maxw + 1 : 1;
@@ -194,12 +199,16 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
             if (dp->cell[(int64_t)d * V + v] != INF)
                 allowed[(int64_t)d * V + n_allowed[d]++] = v;
     }
-    const size_t slice_len = (size_t)R * (size_t)(M + 1) * (size_t)Wn; /* states of one value */
-    for (int32_t b = 0; b < n_allowed[0]; b++) {
-        int64_t *slice = cur + IDX(allowed[b], 1, 0, 0);
-        for (size_t i = 0; i < slice_len; i++)
-            slice[i] = INF;
+    /* the reachable rows (m <= MCAP(d)) of every run length of a value's slice */
+#define CLEAR(buf, v, d)                                                                           \
+    for (int32_t r_ = 1; r_ <= R; r_++) {                                                          \
+        int64_t *row_ = (buf) + IDX((v), r_, 0, 0);                                               \
+        const size_t n_ = (size_t)(MCAP(d) + 1) * (size_t)Wn;                                     \
+        for (size_t i_ = 0; i_ < n_; i_++)                                                         \
+            row_[i_] = INF;                                                                        \
     }
+    for (int32_t b = 0; b < n_allowed[0]; b++)
+        CLEAR(cur, allowed[b], 0)
     for (int32_t v = 0; v <= S; v++) {
         int64_t cc = dp->cell[v];
         if (cc == INF)
@@ -216,11 +225,9 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
     for (int32_t d = 1; d < D; d++) {
         /* only the slices of values allowed today can be written, and only those are read
          * tomorrow */
-        for (int32_t b = 0; b < n_allowed[d]; b++) {
-            int64_t *slice = nxt + IDX(allowed[(int64_t)d * V + b], 1, 0, 0);
-            for (size_t i = 0; i < slice_len; i++)
-                slice[i] = INF;
-        }
+        for (int32_t b = 0; b < n_allowed[d]; b++)
+            CLEAR(nxt, allowed[(int64_t)d * V + b], d)
+        const int32_t m_prev = MCAP(d - 1);
         int32_t *back = dp->back + (size_t)d * per_day;
         const int32_t wk = p->weekend[d];
         const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
@@ -259,7 +266,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
                     const int64_t *src = cur + src0;
                     int64_t *dst = nxt + dst0;
                     int32_t *bk = back + dst0;
-                    for (int32_t m = 0; m + dm <= M; m++) {
+                    for (int32_t m = 0; m + dm <= M && m <= m_prev; m++) {
                         const size_t row_s = (size_t)m * (size_t)Wn;
                         const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
                         for (int32_t w = 0; w + dw < Wn; w++) {
@@ -283,7 +290,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
     for (int32_t b = 0; b < n_allowed[D - 1]; b++) {
         const int32_t v = allowed[(int64_t)(D - 1) * V + b];
         for (int32_t r = 1; r <= R; r++)
-                for (int32_t m = track_m ? m_lo : 0; m <= M; m++)
+                for (int32_t m = track_m ? m_lo : 0; m <= MCAP(D - 1); m++)
                     for (int32_t w = 0; w < Wn; w++) {
                         size_t i = IDX(v, r, m, w);
                         if (cur[i] < best_cost) {
@@ -301,6 +308,8 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         if (d > 0)
             i = (size_t)dp->back[(size_t)d * per_day + i];
     }
+#undef CLEAR
+#undef MCAP
 #undef IDX
     return 1;
 }
