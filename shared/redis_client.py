@@ -48,7 +48,10 @@ def _stalled(seconds: float) -> RedisTimeoutError:
 
 def timed_client(url: str, *, round_trip_timeout: float, **kwargs: Any) -> RoundTripTimeout:
     """A `RoundTripTimeout` client for `url`, its connections packing with hiredis."""
-    client = RoundTripTimeout.from_url(url, connection_class=connection_class(url), **kwargs)
+    # redis-py's connections default to a 5 s per-reply timer: off, the round trip has one.
+    client = RoundTripTimeout.from_url(
+        url, connection_class=connection_class(url), socket_timeout=None, **kwargs
+    )
     assert isinstance(client, RoundTripTimeout)
     client.round_trip_timeout = round_trip_timeout
     return client
