@@ -170,16 +170,19 @@ static inline int past_cut(const gr_state *st, const gr_delta *r)
     return st->cut != INT64_MAX && gr_delta_cost(*r, st->cut_hw) > st->cut;
 }
 
-gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
-                        int with_cover)
+/* The delta is computed in three stages, cheapest first, so that a cut can stop it between
+ * them: the cells (requests, days off, cover, shift counts, minutes), the weekends, and the
+ * sequence rules (rotation and runs). The first returns 0 when nothing changes. */
+static int delta_cells(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                       int with_cover, gr_delta *r, int *status_changed)
 {
     const gr_problem *p = st->p;
     const int32_t D = st->D, S = st->S;
-    int32_t *row = st->roster + (int64_t)e * D;
-    gr_delta r = {0, 0, 0};
-    int status_changed = 0, any = 0;
+    const int32_t *row = st->roster + (int64_t)e * D;
+    int any = 0;
     int64_t dmin = 0;
     int32_t *scnt = st->scratch_cnt;
+    *status_changed = 0;
 
     for (int32_t d = a; d <= b; d++) {
         int32_t o = row[d], n = vals[d - a];
@@ -187,15 +190,15 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
             continue;
         any = 1;
         int64_t c = (int64_t)e * D + d;
-        r.pen += cell_pen(p, c, n) - cell_pen(p, c, o);
+        r->pen += cell_pen(p, c, n) - cell_pen(p, c, o);
         if (p->day_off[c])
-            r.hard += (n >= 0) - (o >= 0);
+            r->hard += (n >= 0) - (o >= 0);
         if (o >= 0) {
             dmin -= p->length[o];
             scnt[o]--;
             if (with_cover) {
                 int64_t k = (int64_t)d * S + o;
-                r.pen += cover_cost(p, k, st->cover[k] - 1) - cover_cost(p, k, st->cover[k]);
+                r->pen += cover_cost(p, k, st->cover[k] - 1) - cover_cost(p, k, st->cover[k]);
             }
         }
         if (n >= 0) {
@@ -203,14 +206,14 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
             scnt[n]++;
             if (with_cover) {
                 int64_t k = (int64_t)d * S + n;
-                r.pen += cover_cost(p, k, st->cover[k] + 1) - cover_cost(p, k, st->cover[k]);
+                r->pen += cover_cost(p, k, st->cover[k] + 1) - cover_cost(p, k, st->cover[k]);
             }
         }
         if ((o >= 0) != (n >= 0))
-            status_changed = 1;
+            *status_changed = 1;
     }
     if (!any)
-        return r;
+        return 0;
 
     /* shift counts: each touched type once, resetting the scratch to zero as we go */
     for (int32_t d = a; d <= b; d++) {
@@ -220,38 +223,41 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
             if (s < 0 || scnt[s] == 0)
                 continue;
             int64_t k = (int64_t)e * S + s, cnt = st->count[k], mx = p->max_shifts[k];
-            r.hard += pos(cnt + scnt[s] - mx) - pos(cnt - mx);
+            r->hard += pos(cnt + scnt[s] - mx) - pos(cnt - mx);
             scnt[s] = 0;
         }
     }
     if (dmin != 0)
-        r.minutes = minute_dev(st, e, st->minutes[e] + dmin) - minute_dev(st, e, st->minutes[e]);
-    if (past_cut(st, &r)) {
-        r.pen = GR_DELTA_CUT;
-        return r;
-    }
+        r->minutes = minute_dev(st, e, st->minutes[e] + dmin) - minute_dev(st, e, st->minutes[e]);
+    return 1;
+}
 
-    if (status_changed && st->W > 0) {
-        int32_t *swk = st->scratch_wk, *wkd = st->wk_days + (int64_t)e * st->W;
-        int64_t worked = st->wk_worked[e], nw = worked;
-        for (int32_t d = a; d <= b; d++)
-            if (p->weekend[d] >= 0)
-                swk[p->weekend[d]] += (vals[d - a] >= 0) - (row[d] >= 0);
-        for (int32_t d = a; d <= b; d++) {
-            int32_t w = p->weekend[d];
-            if (w < 0 || swk[w] == 0)
-                continue;
-            nw += (wkd[w] + swk[w] > 0) - (wkd[w] > 0);
-            swk[w] = 0;
-        }
-        r.hard += wk_excess(st, e, nw) - wk_excess(st, e, worked);
-        if (past_cut(st, &r)) {
-            r.pen = GR_DELTA_CUT;
-            return r;
-        }
+static void delta_weekends(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                           gr_delta *r)
+{
+    const gr_problem *p = st->p;
+    const int32_t *row = st->roster + (int64_t)e * st->D;
+    int32_t *swk = st->scratch_wk, *wkd = st->wk_days + (int64_t)e * st->W;
+    int64_t worked = st->wk_worked[e], nw = worked;
+    for (int32_t d = a; d <= b; d++)
+        if (p->weekend[d] >= 0)
+            swk[p->weekend[d]] += (vals[d - a] >= 0) - (row[d] >= 0);
+    for (int32_t d = a; d <= b; d++) {
+        int32_t w = p->weekend[d];
+        if (w < 0 || swk[w] == 0)
+            continue;
+        nw += (wkd[w] + swk[w] > 0) - (wkd[w] > 0);
+        swk[w] = 0;
     }
+    r->hard += wk_excess(st, e, nw) - wk_excess(st, e, worked);
+}
 
-    /* rotation and runs: measure before, write the new values, measure after, restore */
+/* rotation and runs: measure before, write the new values, measure after, restore */
+static void delta_sequence(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                           int status_changed, gr_delta *r)
+{
+    const int32_t D = st->D;
+    int32_t *row = st->roster + (int64_t)e * D;
     int32_t lo = a > 0 ? a - 1 : 0, hi = b < D - 1 ? b : D - 2;
     int32_t L = 0, R = D - 1;
     if (status_changed) {
@@ -277,8 +283,74 @@ gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int
     int64_t after = rot_in(st, row, lo, hi) + (status_changed ? runs_in(st, e, row, L, R) : 0);
     for (int32_t d = a; d <= b; d++)
         row[d] = saved[d - a];
-    r.hard += after - before;
+    r->hard += after - before;
+}
+
+gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
+                        int with_cover)
+{
+    gr_delta r = {0, 0, 0};
+    int status_changed;
+    if (!delta_cells(st, e, a, b, vals, with_cover, &r, &status_changed))
+        return r;
+    if (past_cut(st, &r)) {
+        r.pen = GR_DELTA_CUT;
+        return r;
+    }
+    if (status_changed && st->W > 0) {
+        delta_weekends(st, e, a, b, vals, &r);
+        if (past_cut(st, &r)) {
+            r.pen = GR_DELTA_CUT;
+            return r;
+        }
+    }
+    delta_sequence(st, e, a, b, vals, status_changed, &r);
     return r;
+}
+
+static inline gr_delta delta_sum(gr_delta x, gr_delta y)
+{
+    return (gr_delta){x.hard + y.hard, x.minutes + y.minutes, x.pen + y.pen};
+}
+
+/* Both rows go through each stage before either goes to the next, so that a cut sees both
+ * request changes (a swap often pays in one row for what it costs in the other) before any
+ * sequence rule is scanned. On a feasible roster every later term is >= 0, so a partial sum
+ * past the cut is final. */
+void gr_state_delta_pair(gr_state *st, int32_t e1, int32_t e2, int32_t a, int32_t b,
+                         const int32_t *v1, const int32_t *v2, gr_delta *d1, gr_delta *d2)
+{
+    gr_delta r1 = {0, 0, 0}, r2 = {0, 0, 0};
+    int sc1, sc2;
+    int any1 = delta_cells(st, e1, a, b, v1, 0, &r1, &sc1);
+    int any2 = delta_cells(st, e2, a, b, v2, 0, &r2, &sc2);
+    gr_delta sum = delta_sum(r1, r2);
+    if (past_cut(st, &sum))
+        goto cut;
+    if (st->W > 0 && (sc1 || sc2)) {
+        if (any1 && sc1)
+            delta_weekends(st, e1, a, b, v1, &r1);
+        if (any2 && sc2)
+            delta_weekends(st, e2, a, b, v2, &r2);
+        sum = delta_sum(r1, r2);
+        if (past_cut(st, &sum))
+            goto cut;
+    }
+    if (any1) {
+        delta_sequence(st, e1, a, b, v1, sc1, &r1);
+        sum = delta_sum(r1, r2);
+        if (past_cut(st, &sum))
+            goto cut;
+    }
+    if (any2)
+        delta_sequence(st, e2, a, b, v2, sc2, &r2);
+    *d1 = r1;
+    *d2 = r2;
+    return;
+cut:
+    *d1 = r1;
+    *d2 = r2;
+    d1->pen = GR_DELTA_CUT;
 }
 
 void gr_state_apply(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,

@@ -101,6 +101,10 @@ gr_delta gr_state_full(const gr_state *st);
  * with_cover (swaps between employees on the same days leave cover unchanged). */
 gr_delta gr_state_delta(gr_state *st, int32_t e, int32_t a, int32_t b, const int32_t *vals,
                         int with_cover);
+/* The two rewrites of a swap (no cover change: the same days, exchanged). With a cut, stops
+ * as soon as their sum is sure to exceed it and marks d1 (pen = GR_DELTA_CUT). */
+void gr_state_delta_pair(gr_state *st, int32_t e1, int32_t e2, int32_t a, int32_t b,
+                         const int32_t *v1, const int32_t *v2, gr_delta *d1, gr_delta *d2);
 /* Hard magnitude of employee e's row alone (minutes included), from scratch. */
 int64_t gr_state_emp_hard(const gr_state *st, int32_t e);
 /* Set in .pen when gr_state_delta stopped early at st->cut: the move is rejected, its delta

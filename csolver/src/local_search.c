@@ -64,19 +64,10 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
-/* The two rewrites of a swap. A cut (see gr_state_delta) applies to their sum: the first is
- * computed whole, since the second's request terms may still pay for it, and the second is cut
- * at what remains of the threshold. */
 static void pair_delta(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t a, int32_t b,
                        const int32_t *v1, const int32_t *v2)
 {
-    const int64_t cut = st->cut;
-    st->cut = INT64_MAX;
-    m->d1 = gr_state_delta(st, e1, a, b, v1, 0);
-    if (cut != INT64_MAX)
-        st->cut = cut - gr_delta_cost(m->d1, st->cut_hw);
-    m->d2 = gr_state_delta(st, e2, a, b, v2, 0);
-    st->cut = cut;
+    gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
 }
 
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,

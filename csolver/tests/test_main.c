@@ -259,6 +259,71 @@ static void test_delta_cut(const gr_problem *p, uint64_t seed)
     gr_state_free(&st);
 }
 
+/* The staged pair delta of a swap (gr_state_delta_pair): without a cut it equals the two
+ * single deltas; with one, a cut pair really exceeds it and an uncut one is exact. */
+static void test_pair_cut(const gr_problem *p, uint64_t seed)
+{
+    if (p->n_employees < 2)
+        return;
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *r = malloc(cells * sizeof *r);
+    int32_t *v1 = malloc((size_t)p->n_days * sizeof *v1), *v2 = malloc((size_t)p->n_days * sizeof *v2);
+    gr_progress prog = {0};
+    gr_config cfg = {.time_limit = 5.0, .seed = seed, .max_evaluations = 300000};
+    CHECK(gr_solve(p, &cfg, &prog, r) == GR_OK, "solve for the pair cut test failed");
+    int64_t h = -1, pen;
+    gr_score(p, r, &h, &pen);
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_state_load(&st, r);
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    int cut_seen = 0, kept_seen = 0;
+    for (int it = 0; h == 0 && it < 20000; it++) {
+        int32_t e1 = gr_rng_below(&rng, p->n_employees), e2 = gr_rng_below(&rng, p->n_employees - 1);
+        e2 += e2 >= e1;
+        int32_t k = 1 + gr_rng_below(&rng, p->n_days < 8 ? p->n_days : 8);
+        int32_t a = gr_rng_below(&rng, p->n_days - k + 1), b = a + k - 1;
+        const int32_t *r1 = st.roster + (int64_t)e1 * p->n_days, *r2 = st.roster + (int64_t)e2 * p->n_days;
+        for (int32_t d = a; d <= b; d++) {
+            int swap = gr_rng_below(&rng, 2);
+            v1[d - a] = swap ? r2[d] : r1[d];
+            v2[d - a] = swap ? r1[d] : r2[d];
+        }
+        gr_delta f1 = gr_state_delta(&st, e1, a, b, v1, 0), f2 = gr_state_delta(&st, e2, a, b, v2, 0);
+        gr_delta p1, p2;
+        gr_state_delta_pair(&st, e1, e2, a, b, v1, v2, &p1, &p2);
+        CHECK(p1.hard == f1.hard && p1.minutes == f1.minutes && p1.pen == f1.pen &&
+                  p2.hard == f2.hard && p2.minutes == f2.minutes && p2.pen == f2.pen,
+              "pair delta without a cut differs from the single deltas");
+        st.cut_hw = 1 + gr_rng_below(&rng, 1000);
+        /* thresholds of a cold walk (a few penalty points) half the time: there the request
+         * terms of the two rows decide */
+        st.cut = gr_rng_below(&rng, (gr_rng_below(&rng, 2) ? 4 : 2000) * GR_MINUTE_DIV);
+        gr_state_delta_pair(&st, e1, e2, a, b, v1, v2, &p1, &p2);
+        int64_t cost = gr_delta_cost(f1, st.cut_hw) + gr_delta_cost(f2, st.cut_hw);
+        if (p1.pen == GR_DELTA_CUT) {
+            cut_seen = 1;
+            CHECK(cost > st.cut, "pair cut at %lld but the swap costs %lld", (long long)st.cut,
+                  (long long)cost);
+        } else {
+            kept_seen = 1;
+            CHECK(p1.hard == f1.hard && p1.minutes == f1.minutes && p1.pen == f1.pen &&
+                      p2.hard == f2.hard && p2.minutes == f2.minutes && p2.pen == f2.pen,
+                  "uncut pair delta differs from the single deltas");
+        }
+        st.cut = INT64_MAX;
+    }
+    CHECK(h == 0, "the pair cut test needs a feasible roster, the solve gave %lld violations",
+          (long long)h);
+    CHECK(cut_seen && kept_seen, "the pair cut test saw only one outcome (cut %d, kept %d)",
+          cut_seen, kept_seen);
+    free(r);
+    free(v1);
+    free(v2);
+    gr_state_free(&st);
+}
+
 /* The row DP returns rows that break no rule it models, and never a row worse than the
  * current one when the current one is feasible for that employee. */
 static void test_row_dp(const gr_problem *p, uint64_t seed)
@@ -357,6 +422,7 @@ int main(int argc, char **argv)
     test_validate(&o.p);
     test_delta(&o.p, 1);
     test_delta_cut(&o.p, 1);
+    test_pair_cut(&o.p, 1);
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
     release(&o);
@@ -371,6 +437,7 @@ int main(int argc, char **argv)
         test_validate(&o.p);
         test_delta(&o.p, 2 + (uint64_t)i);
         test_delta_cut(&o.p, 2 + (uint64_t)i);
+        test_pair_cut(&o.p, 2 + (uint64_t)i);
         test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
         release(&o);
