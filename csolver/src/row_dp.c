@@ -130,6 +130,12 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
      * dimension early on). Skipping only unreachable states keeps the result identical. */
     const int32_t unit = track_m ? maxlen / g : 0;
 #define MCAP(d) (track_m && (int64_t)((d) + 1) * unit < M ? ((d) + 1) * unit : M)
+    /* Symmetrically, a state whose minutes cannot reach the floor even with the longest shift
+     * on every remaining day is dead: it only feeds dead states. Skipping those too keeps the
+     * result identical (Instance 8: the minutes rows per day drop by about 40 %). */
+#define MLO(d) (track_m && (int64_t)m_lo > (int64_t)(D - 1 - (d)) * unit                            \
+                    ? (int32_t)((int64_t)m_lo - (int64_t)(D - 1 - (d)) * unit)                      \
+                    : 0)
     int32_t maxw = p->max_weekends[e];
     int track_w = st->W > 0 && maxw < st->W;
     int32_t Wn = track_w ? maxw + 1 : 1;
@@ -202,8 +208,8 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
     /* the reachable rows (m <= MCAP(d)) of every run length of a value's slice */
 #define CLEAR(buf, v, d)                                                                           \
     for (int32_t r_ = 1; r_ <= R; r_++) {                                                          \
-        int64_t *row_ = (buf) + IDX((v), r_, 0, 0);                                               \
-        const size_t n_ = (size_t)(MCAP(d) + 1) * (size_t)Wn;                                     \
+        int64_t *row_ = (buf) + IDX((v), r_, MLO(d), 0);                                          \
+        const size_t n_ = (size_t)(MCAP(d) + 1 - MLO(d)) * (size_t)Wn;                            \
         for (size_t i_ = 0; i_ < n_; i_++)                                                         \
             row_[i_] = INF;                                                                        \
     }
@@ -216,7 +222,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         int work = v < S;
         int32_t m = work && track_m ? p->length[v] / g : 0;
         int32_t w = work && track_w && p->weekend[0] >= 0 ? 1 : 0;
-        if (m > M || w >= Wn || (work && maxc < 1))
+        if (m > M || m < MLO(0) || w >= Wn || (work && maxc < 1))
             continue;
         size_t i = IDX(v, 1, m, w);
         cur[i] = cc;
@@ -227,7 +233,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
          * tomorrow */
         for (int32_t b = 0; b < n_allowed[d]; b++)
             CLEAR(nxt, allowed[(int64_t)d * V + b], d)
-        const int32_t m_prev = MCAP(d - 1);
+        const int32_t m_prev = MCAP(d - 1), m_alive = MLO(d);
         int32_t *back = dp->back + (size_t)d * per_day;
         const int32_t wk = p->weekend[d];
         const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
@@ -266,7 +272,8 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
                     const int64_t *src = cur + src0;
                     int64_t *dst = nxt + dst0;
                     int32_t *bk = back + dst0;
-                    for (int32_t m = 0; m + dm <= M && m <= m_prev; m++) {
+                    for (int32_t m = m_alive > dm ? m_alive - dm : 0; m + dm <= M && m <= m_prev;
+                         m++) {
                         const size_t row_s = (size_t)m * (size_t)Wn;
                         const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
                         for (int32_t w = 0; w + dw < Wn; w++) {
@@ -309,6 +316,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
             i = (size_t)dp->back[(size_t)d * per_day + i];
     }
 #undef CLEAR
+#undef MLO
 #undef MCAP
 #undef IDX
     return 1;
