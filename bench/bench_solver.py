@@ -1,11 +1,13 @@
 """Benchmark the generetic C solver on Curtois & Qu Instances 1-12 (and a generated instance).
 
     .venv/bin/python bench/bench_solver.py [--time 10] [--instances 1-12] [--seed 0]
-    .venv/bin/python bench/bench_solver.py --seeds 1-6 --jobs 2 --no-generated --no-parallel
+    .venv/bin/python bench/bench_solver.py --seeds 1-6 --jobs 2 \
+        --no-generated --no-parallel --no-largest
 
 One row per instance: optimum, objective, gap %, hard violations, time to first feasible, time to
-best, move evaluations per second. Then the mean gap, a generated 80-employee / 200-shift row and
-the parallel ratio (two solves in two threads vs one; ~1.0 means the GIL is released).
+best, move evaluations per second. Then the mean gap, a generated 80-employee / 200-shift row, a
+row at the benchmark's largest size (returned within the limit? memory taken?) and the parallel
+ratio (two solves in two threads vs one; ~1.0 means the GIL is released).
 One seed is one draw: on Instances 5, 6 and 8 a run lands one uncovered shift (100 points,
 5-9 %) above or below another, so compare builds with `--seeds`, which runs every instance
 once per seed and ends with the per-instance means; `--jobs N` runs N solves at once in
@@ -78,6 +80,35 @@ def instance_row(folder: str, instance: int, seconds: float, seed: int, evals: i
                result.time_to_best_ms, result.evaluations / elapsed)
 
 
+@dataclass(frozen=True)
+class LargestRow:
+    seconds: float
+    elapsed: float
+    rss_growth_mb: float
+    hard: int
+    first_feasible_ms: float | None
+    evals_per_s: float
+
+
+def largest_row(seconds: float, seed: int) -> LargestRow:
+    """The largest size of the Curtois benchmark (Instance 24: 364 days, 150 staff, 32 shift
+    types), with every rule active and random data (the fuzz tests' builder): does the solve
+    return within its limit, and how much memory does it take? Run in a fresh worker process,
+    so that the peak RSS growth is the solve's own."""
+    import resource
+
+    import numpy as np
+
+    from tests.csolver_helpers import random_problem
+
+    problem = random_problem(np.random.default_rng(seed), 150, 364, 32)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result, elapsed = run(problem, seconds, seed)
+    growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    return LargestRow(seconds, elapsed, growth, evaluate(problem, result.roster).hard_violations,
+                      result.time_to_first_feasible_ms, result.evaluations / elapsed)
+
+
 def fmt_ms(ms: float | None) -> str:
     return "-" if ms is None else f"{ms:.0f}"
 
@@ -95,6 +126,8 @@ def main() -> int:
                     "(reproducible; --time then only caps the run)")
     ap.add_argument("--no-generated", action="store_true", help="skip the generated row")
     ap.add_argument("--no-parallel", action="store_true", help="skip the parallel ratio")
+    ap.add_argument("--no-largest", action="store_true",
+                    help="skip the largest-size row (364 days x 150 staff x 32 types)")
     args = ap.parse_args()
 
     folder = bench_dir()
@@ -140,6 +173,15 @@ def main() -> int:
                   f"first feasible {fmt_ms(result.time_to_first_feasible_ms)} ms "
                   f"best {fmt_ms(result.time_to_best_ms)} ms "
                   f"evals/s {result.evaluations / elapsed:,.0f}")
+
+    if not args.no_largest:
+        with ProcessPoolExecutor(1) as pool:
+            big = pool.submit(largest_row, args.time, args.seed).result()
+        print(f"largest size (364 days x 150 staff x 32 types, random rules): "
+              f"limit {big.seconds:.0f} s, returned in {big.elapsed:.2f} s, "
+              f"peak memory +{big.rss_growth_mb:.0f} MB, "
+              f"hard {big.hard}, first feasible {fmt_ms(big.first_feasible_ms)} ms, "
+              f"evals/s {big.evals_per_s:,.0f}")
 
     if not args.no_parallel:
         problem = compile_request(load_curtois(folder / "Instance12.txt"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import signal
 import subprocess
 import sys
@@ -60,6 +61,36 @@ def test_time_limit_respected() -> None:
     assert 0.45 <= elapsed < 2.0
     assert run.timed_out and not run.cancelled
     assert evaluate(p, run.roster).hard_violations == 0
+
+
+def test_largest_benchmark_size_returns_within_its_limit_in_bounded_memory() -> None:
+    """Curtois Instance 24's size (364 days, 150 staff, 32 shift types) with every rule active:
+    the solve keeps its time limit and its memory stays small (the row DP and the population
+    are sized by the problem; a blow-up here would take a worker down). A fresh process, so
+    that its peak RSS is the solve's own; the bounds are generous, the figures are
+    bench_solver's largest-size row (about +2 MB, within 10 ms of the limit)."""
+    code = (
+        "import resource, time, json\n"
+        "import numpy as np\n"
+        "import csolver\n"
+        "from shared.roster.solving import SolveControl\n"
+        "from tests.csolver_helpers import random_problem\n"
+        "p = random_problem(np.random.default_rng(5), 150, 364, 32)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "t0 = time.perf_counter()\n"
+        "run = csolver.solve_generetic(p, time_limit=1.0, seed=1, control=SolveControl())\n"
+        "elapsed = time.perf_counter() - t0\n"
+        "growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(json.dumps({'elapsed': elapsed, 'growth_kb': growth, 'shape': run.roster.shape,\n"
+        "                  'timed_out': run.timed_out, 'evaluations': run.evaluations}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    got = json.loads(out)
+    assert got["shape"] == [150, 364]
+    assert got["timed_out"] and got["evaluations"] > 0
+    assert 0.95 <= got["elapsed"] < 3.0
+    assert got["growth_kb"] < 256 * 1024
 
 
 @pytest.mark.parametrize("p_factory", [lambda: instance(12), lambda: instance(1)],
