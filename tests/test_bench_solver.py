@@ -26,3 +26,24 @@ def test_seeds_mode_prints_a_row_per_seed_and_the_means() -> None:
     assert f"1 {means['1']:.2f}, 2 {means['2']:.2f}" in out
     overall = sum(means.values()) / 2
     assert f"mean gap over 2 feasible: {overall:.2f} % (2 seeds each" in out
+
+
+def test_cover_bounds_name_the_capacity_each_instance_lacks() -> None:
+    """bench/cover_bounds.py: Instance 8's staff may work 74 nights against 86 asked for;
+    Instance 10's may work 160 weekend shifts against 206; Instance 9 lacks nothing."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import numpy as np
+    from cover_bounds import cover_bounds, uncovered
+
+    from tests.csolver_helpers import instance
+
+    i8, i9, i10 = cover_bounds(instance(8)), cover_bounds(instance(9)), cover_bounds(instance(10))
+    assert (i8.types, i8.weekends, i8.best) == (12, 0, 12)
+    assert (i10.types, i10.weekends, i10.best) == (0, 46, 46)
+    assert i9.best == 0
+    p = instance(8)
+    nobody = np.full((p.n_employees, p.n_days), -1, dtype=np.int32)
+    assert uncovered(p, nobody) == (i8.demand, int((p.cover_req * p.cover_under).sum()))
+    one = nobody.copy()
+    one[0, 3] = int(np.nonzero(p.cover_req[3])[0][0])  # one shift where it is asked for
+    assert uncovered(p, one)[0] == i8.demand - 1
