@@ -71,7 +71,7 @@ def solver_summary(s: Section) -> list[str]:
             f"mean gap {gap:.2f} % over {m.group(1)} feasible instances "
             f"(target <= {SOLVER_GAP_TARGET:g} %: {verdict}; goal <= 0.5 %)"
         )
-    for pattern in (r"^generated .*", r"^parallel ratio.*"):
+    for pattern in (r"^generated .*", r"^largest size.*", r"^parallel ratio.*"):
         if m := grab(s.lines, pattern):
             out.append(m.group(0))
     return out or ["no result"]
