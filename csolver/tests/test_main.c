@@ -212,20 +212,30 @@ static void test_delta(const gr_problem *p, uint64_t seed)
     gr_state_free(&st);
 }
 
+/* A search state loaded with a solved roster of p; returns its hard violation count (the cut
+ * tests need 0: the cut is only sound on a feasible roster). */
+static int64_t solved_state(const gr_problem *p, uint64_t seed, gr_state *st)
+{
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *r = malloc(cells * sizeof *r);
+    gr_progress prog = {0};
+    gr_config cfg = {.time_limit = 5.0, .seed = seed, .max_evaluations = 300000};
+    CHECK(gr_solve(p, &cfg, &prog, r) == GR_OK, "solve for a cut test failed");
+    int64_t h = -1, pen;
+    gr_score(p, r, &h, &pen);
+    CHECK(gr_state_alloc(st, p) == GR_OK, "state alloc");
+    gr_state_load(st, r);
+    free(r);
+    return h;
+}
+
 /* The rejection cut (gr_state_delta with st->cut set, feasible rosters only): a cut delta must
  * really exceed the threshold, and an uncut one must equal the delta computed without a cut. */
 static void test_delta_cut(const gr_problem *p, uint64_t seed)
 {
-    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
-    int32_t *r = malloc(cells * sizeof *r), *vals = malloc((size_t)p->n_days * sizeof *vals);
-    gr_progress prog = {0};
-    gr_config cfg = {.time_limit = 5.0, .seed = seed, .max_evaluations = 300000};
-    CHECK(gr_solve(p, &cfg, &prog, r) == GR_OK, "solve for the cut test failed");
-    int64_t h = -1, pen;
-    gr_score(p, r, &h, &pen);
+    int32_t *vals = malloc((size_t)p->n_days * sizeof *vals);
     gr_state st;
-    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
-    gr_state_load(&st, r);
+    int64_t h = solved_state(p, seed, &st);
     gr_rng rng;
     gr_rng_seed(&rng, seed);
     int cut_seen = 0;
@@ -254,7 +264,6 @@ static void test_delta_cut(const gr_problem *p, uint64_t seed)
     CHECK(h == 0, "the cut test needs a feasible roster, the solve gave %lld violations",
           (long long)h);
     CHECK(cut_seen, "no move was ever cut");
-    free(r);
     free(vals);
     gr_state_free(&st);
 }
@@ -265,17 +274,9 @@ static void test_pair_cut(const gr_problem *p, uint64_t seed)
 {
     if (p->n_employees < 2)
         return;
-    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
-    int32_t *r = malloc(cells * sizeof *r);
     int32_t *v1 = malloc((size_t)p->n_days * sizeof *v1), *v2 = malloc((size_t)p->n_days * sizeof *v2);
-    gr_progress prog = {0};
-    gr_config cfg = {.time_limit = 5.0, .seed = seed, .max_evaluations = 300000};
-    CHECK(gr_solve(p, &cfg, &prog, r) == GR_OK, "solve for the pair cut test failed");
-    int64_t h = -1, pen;
-    gr_score(p, r, &h, &pen);
     gr_state st;
-    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
-    gr_state_load(&st, r);
+    int64_t h = solved_state(p, seed, &st);
     gr_rng rng;
     gr_rng_seed(&rng, seed);
     int cut_seen = 0, kept_seen = 0;
@@ -318,7 +319,6 @@ static void test_pair_cut(const gr_problem *p, uint64_t seed)
           (long long)h);
     CHECK(cut_seen && kept_seen, "the pair cut test saw only one outcome (cut %d, kept %d)",
           cut_seen, kept_seen);
-    free(r);
     free(v1);
     free(v2);
     gr_state_free(&st);
