@@ -8,10 +8,10 @@ One row per instance: optimum, objective, gap %, hard violations, time to first 
 best, move evaluations per second. Then the mean gap, a generated 80-employee / 200-shift row, a
 row at the benchmark's largest size (returned within the limit? memory taken?) and the parallel
 ratio (two solves in two threads vs one; ~1.0 means the GIL is released).
-One seed is one draw: on Instances 5, 6 and 8 a run lands one uncovered shift (100 points,
-5-9 %) above or below another, so compare builds with `--seeds`, which runs every instance
-once per seed and ends with the per-instance means; `--jobs N` runs N solves at once in
-separate processes (one per core: the evals/s column then shares the machine).
+One seed is one draw: on Instances 5 and 6 (now and then 8) a run lands one uncovered shift
+(100 points, 5-9 %) above or below another, so compare builds with `--seeds`, which runs every
+instance once per seed and ends with the per-instance means; `--jobs N` runs N solves at once
+in separate processes (one per core: the evals/s column then shares the machine).
 The benchmark folder is `SHIFTSTREAM_BENCH_DIR`, else `../shared/bench/curtois` from the repo.
 """
 

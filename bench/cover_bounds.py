@@ -32,6 +32,7 @@ from bench_solver import bench_dir, optimum_table, parse_range  # noqa: E402
 
 from shared.roster.compiled import Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.rules import cover_counts  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,7 @@ def cover_bounds(p: Problem) -> CoverBounds:
 
 def uncovered(p: Problem, roster: np.ndarray) -> tuple[int, int]:
     """Shifts short over all (day, type) slots, and the penalty they cost."""
-    counts = np.zeros((p.n_days, p.n_shifts), dtype=np.int64)
-    days, types = np.nonzero(roster.T >= 0)
-    np.add.at(counts, (days, roster.T[days, types]), 1)
+    counts = np.asarray(cover_counts(p, roster.tolist()), dtype=np.int64)
     short = np.maximum(np.asarray(p.cover_req, dtype=np.int64) - counts, 0)
     return int(short.sum()), int((short * np.asarray(p.cover_under, dtype=np.int64)).sum())
 

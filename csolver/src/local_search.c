@@ -64,12 +64,6 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
-static void pair_delta(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t a, int32_t b,
-                       const int32_t *v1, const int32_t *v2)
-{
-    gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
-}
-
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
                    int32_t *v2)
 {
@@ -145,7 +139,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
             m->e1 = e;
             m->e2 = e2;
             m->a = m->b = d;
-            pair_delta(st, m, e, e2, d, d, v1, v2);
+            gr_state_delta_pair(st, e, e2, d, d, v1, v2, &m->d1, &m->d2);
             return 1;
         }
         v1[0] = want;
@@ -215,7 +209,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->e2 = e2;
         m->a = a;
         m->b = b;
-        pair_delta(st, m, e1, e2, a, b, v1, v2);
+        gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
         return 1;
     }
     if (r < SWAP_END && E >= 2) { /* swap */
@@ -239,7 +233,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         m->e2 = e2;
         m->a = a;
         m->b = b;
-        pair_delta(st, m, e1, e2, a, b, v1, v2);
+        gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
         return 1;
     }
     /* block */
@@ -634,8 +628,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             break;
         if (!scored)
             continue;
-        if (threshold >= 0 &&
-            (m.d1.pen == GR_DELTA_CUT || (m.kind == 1 && m.d2.pen == GR_DELTA_CUT)))
+        if (threshold >= 0 && m.d1.pen == GR_DELTA_CUT) /* a cut pair marks its d1 */
             continue;
         gr_delta dl = m.d1;
         if (m.kind == 1) {
