@@ -28,11 +28,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_solver import bench_dir, optimum_table, parse_range  # noqa: E402
+from bench_solver import bench_dir, optimum_table, parse_range, uncovered  # noqa: E402
 
 from shared.roster.compiled import Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
-from shared.roster.rules import cover_counts  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -62,13 +61,6 @@ def cover_bounds(p: Problem) -> CoverBounds:
     fit = sum(int(m) // shortest for m in p.max_minutes)
     minutes = max(0, int(req.sum()) - fit)
     return CoverBounds(int(req.sum()), types, weekends, minutes)
-
-
-def uncovered(p: Problem, roster: np.ndarray) -> tuple[int, int]:
-    """Shifts short over all (day, type) slots, and the penalty they cost."""
-    counts = np.asarray(cover_counts(p, roster.tolist()), dtype=np.int64)
-    short = np.maximum(np.asarray(p.cover_req, dtype=np.int64) - counts, 0)
-    return int(short.sum()), int((short * np.asarray(p.cover_under, dtype=np.int64)).sum())
 
 
 def main() -> int:

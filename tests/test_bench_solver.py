@@ -26,6 +26,14 @@ def test_seeds_mode_prints_a_row_per_seed_and_the_means() -> None:
     assert f"1 {means['1']:.2f}, 2 {means['2']:.2f}" in out
     overall = sum(means.values()) / 2
     assert f"mean gap over 2 feasible: {overall:.2f} % (2 seeds each" in out
+    # the last column is the run's uncovered shifts; the lottery line counts the runs above
+    # each instance's fewest
+    short: dict[str, list[int]] = {}
+    for i, uncov in re.findall(r"^Instance(\d+)/s\d+\s.*\s(\d+)$", out, re.M):
+        short.setdefault(i, []).append(int(uncov))
+    assert sorted(short) == ["1", "2"] and all(len(u) == 2 for u in short.values())
+    above = ", ".join(f"{i} {sum(u > min(us) for u in us)}/2" for i, us in sorted(short.items()))
+    assert f"runs above the fewest uncovered: {above}" in out
 
 
 def test_cover_bounds_name_the_capacity_each_instance_lacks() -> None:
