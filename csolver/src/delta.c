@@ -327,10 +327,10 @@ void gr_state_delta_pair(gr_state *st, int32_t e1, int32_t e2, int32_t a, int32_
     gr_delta sum = delta_sum(r1, r2);
     if (past_cut(st, &sum))
         goto cut;
-    if (st->W > 0 && (sc1 || sc2)) {
-        if (any1 && sc1)
+    if (st->W > 0 && (sc1 || sc2)) { /* a status change implies a changed cell */
+        if (sc1)
             delta_weekends(st, e1, a, b, v1, &r1);
-        if (any2 && sc2)
+        if (sc2)
             delta_weekends(st, e2, a, b, v2, &r2);
         sum = delta_sum(r1, r2);
         if (past_cut(st, &sum))
