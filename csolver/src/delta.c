@@ -34,6 +34,11 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
     st->scratch_wk = calloc(W + 1, sizeof(int32_t));
     st->req_cell = calloc((size_t)p->n_on + (size_t)p->n_off + 1, sizeof(int32_t));
     st->vrep = calloc(S, sizeof(int32_t));
+    const int64_t n_cpen = (int64_t)E * (int64_t)D * (int64_t)(S + 1);
+    if (n_cpen <= GR_CPEN_MAX && !(st->cpen = malloc((size_t)n_cpen * sizeof(int32_t)))) {
+        gr_state_free(st);
+        return GR_ERR_NOMEM;
+    }
     if (!st->roster || !st->count || !st->minutes || !st->wk_days || !st->wk_worked ||
         !st->cover || !st->elig || !st->n_elig || !st->scratch_vals || !st->scratch_cnt ||
         !st->scratch_wk || !st->req_cell || !st->vrep) {
@@ -41,6 +46,15 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
         return GR_ERR_NOMEM;
     }
     for (int64_t c = 0; c < (int64_t)E * (int64_t)D; c++) {
+        for (int32_t v = -1; st->cpen && v < st->S; v++) {
+            int64_t pen = gr_cell_pen_csr(p, c, v);
+            if (pen > INT32_MAX) { /* thousands of requests on one cell: keep to the CSR */
+                free(st->cpen);
+                st->cpen = NULL;
+                break;
+            }
+            st->cpen[c * (st->S + 1) + v + 1] = (int32_t)pen;
+        }
         for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
             st->req_cell[i] = (int32_t)c;
         for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
@@ -88,21 +102,12 @@ void gr_state_free(gr_state *st)
     free(st->scratch_wk);
     free(st->req_cell);
     free(st->vrep);
+    free(st->cpen);
     gr_dp_free(&st->dp);
     memset(st, 0, sizeof *st);
 }
 
 static inline int64_t pos(int64_t x) { return x > 0 ? x : 0; }
-
-static inline int64_t cell_pen(const gr_problem *p, int64_t c, int32_t v)
-{
-    int64_t pen = 0;
-    for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
-        pen += v != p->on_shift[i] ? p->on_weight[i] : 0;
-    for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
-        pen += v == p->off_shift[i] ? p->off_weight[i] : 0;
-    return pen;
-}
 
 static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
 {
@@ -190,7 +195,7 @@ static int delta_cells(gr_state *st, int32_t e, int32_t a, int32_t b, const int3
             continue;
         any = 1;
         int64_t c = (int64_t)e * D + d;
-        r->pen += cell_pen(p, c, n) - cell_pen(p, c, o);
+        r->pen += gr_cell_pen(st, c, n) - gr_cell_pen(st, c, o);
         if (p->day_off[c])
             r->hard += (n >= 0) - (o >= 0);
         if (o >= 0) {
@@ -413,7 +418,7 @@ gr_delta gr_state_full(const gr_state *st)
         const int32_t *row = st->roster + (int64_t)e * st->D;
         for (int32_t d = 0; d < st->D; d++) {
             int64_t c = (int64_t)e * st->D + d;
-            t.pen += cell_pen(p, c, row[d]);
+            t.pen += gr_cell_pen(st, c, row[d]);
             t.hard += p->day_off[c] && row[d] >= 0;
         }
         for (int32_t s = 0; s < st->S; s++) {

@@ -33,6 +33,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_CHILD_T0
 #define GR_CHILD_T0 3.0
 #endif
+#ifndef GR_EJECT_SHARE
+#define GR_EJECT_SHARE 25
+#endif
 #define CALIBRATION_ITERATIONS 200000
 
 
@@ -186,7 +189,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .lns_period = 20000,
                        .lns_rows = 3,
                        .mask_period = 200,
-                       .chain_period = 5000};
+                       .chain_period = 5000,
+                       .eject_share = GR_EJECT_SHARE};
     memcpy(ls.cum, cum, sizeof cum);
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run
@@ -202,6 +206,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     repair.dp_period = 1000;
     repair.lns_period = 0;
     repair.chain_period = 0;
+    repair.eject_share = 0;
     if (!ctx.stop)
         gr_local_search(&st, &rng, &ctx, &repair, best_buf);
     gr_ctx_offer(&ctx, st.roster);

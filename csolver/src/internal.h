@@ -65,6 +65,7 @@ typedef struct {
     int64_t *cost_a, *cost_b, *cell;
     int32_t *back, *allowed, *n_allowed, *pick;
     size_t per_day_cap, back_cap, cell_cap;
+    int64_t work; /* states x days of every DP run so far: what the DP moves cost */
 } gr_dp;
 
 typedef struct {
@@ -84,6 +85,8 @@ typedef struct {
     int32_t *scratch_wk;   /* [W] per-weekend worked-day change, kept all zero between calls */
     int32_t *req_cell;     /* [R_on + R_off] cell e*D+d of each on- then off-request */
     int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
+    int32_t *cpen;         /* [E*D*(S+1)] request penalty of each value (off first) of each
+                              cell, NULL above GR_CPEN_MAX entries (then read from the CSR) */
     int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
     gr_delta total;     /* current objective parts */
     /* Rejection cut for the next gr_state_delta (see there); INT64_MAX = none. */
@@ -91,8 +94,31 @@ typedef struct {
     int64_t cut_hw;
 } gr_state;
 
+/* The request penalty table is a pure cache of the CSR lists: every scored move reads two
+ * cells, and most cells have no request, so four pointer loads and two empty loops per cell were
+ * ~10 % of the search. 2^22 entries (16 MB) covers the benchmark's largest size (1.8 M). */
+#define GR_CPEN_MAX ((int64_t)1 << 22)
+
+/* Request penalty of value v (-1 = off) in cell c = e*D+d, from the CSR lists. */
+static inline int64_t gr_cell_pen_csr(const gr_problem *p, int64_t c, int32_t v)
+{
+    int64_t pen = 0;
+    for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
+        pen += v != p->on_shift[i] ? p->on_weight[i] : 0;
+    for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
+        pen += v == p->off_shift[i] ? p->off_weight[i] : 0;
+    return pen;
+}
+
 int gr_state_alloc(gr_state *st, const gr_problem *p);
 void gr_state_free(gr_state *st);
+/* Request penalty of value v (-1 = off) in cell c = e*D+d. */
+static inline int64_t gr_cell_pen(const gr_state *st, int64_t c, int32_t v)
+{
+    if (st->cpen)
+        return st->cpen[c * (st->S + 1) + v + 1];
+    return gr_cell_pen_csr(st->p, c, v);
+}
 /* Load a roster and recompute every aggregate and the total from scratch. */
 void gr_state_load(gr_state *st, const int32_t *roster);
 /* The objective parts recomputed from scratch (consistency checks). */
@@ -147,6 +173,8 @@ static inline int gr_ctx_tick(gr_ctx *c, int scored)
 /* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
 /* Writes D values to out and returns 1, or returns 0 (no feasible row / state space too big). */
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
+/* The same with cell (e, pin_d) held at value pin_v (-1 = off); pin_d = -1: no pin. */
+int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
 void gr_dp_free(gr_dp *dp);
 
 /* ---- greedy_start.c ---- */
@@ -166,6 +194,7 @@ typedef struct {
     int64_t mask_period; /* every mask_period-th proposal is a request-repair compound swap */
     int64_t chain_period; /* every chain_period-th proposal is a split-weekend swap followed by
                              row DPs of both employees */
+    int32_t eject_share;  /* percent of the search effort spent on request ejection chains */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;

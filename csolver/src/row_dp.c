@@ -86,19 +86,11 @@ static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
     return req > z ? p->cover_under[k] * (req - z) : p->cover_over[k] * (z - req);
 }
 
-static inline int64_t cell_pen(const gr_problem *p, int64_t c, int32_t v)
-{
-    int64_t pen = 0;
-    for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
-        pen += v != p->on_shift[i] ? p->on_weight[i] : 0;
-    for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)
-        pen += v == p->off_shift[i] ? p->off_weight[i] : 0;
-    return pen;
-}
-
 #define INF INT64_MAX
 
-int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
+int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(st, e, -1, 0, out); }
+
+int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
 {
     const gr_problem *p = st->p;
     const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
@@ -157,6 +149,7 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         return 0;
     if (!reserve(dp, per_day, (size_t)D, (size_t)D * (size_t)V))
         return 0;
+    dp->work += (int64_t)per_day * D;
 
     /* marginal cost of each value on each day with the other rows fixed */
     for (int32_t d = 0; d < D; d++) {
@@ -164,11 +157,12 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out)
         for (int32_t v = 0; v <= S; v++) {
             int64_t *slot = &dp->cell[(int64_t)d * V + v];
             int32_t val = v == S ? -1 : v;
-            if (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0)) {
+            if ((d == pin_d && val != pin_v) ||
+                (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0))) {
                 *slot = INF;
                 continue;
             }
-            int64_t cost = cell_pen(p, c, val);
+            int64_t cost = gr_cell_pen(st, c, val);
             for (int32_t s = 0; s < S; s++) {
                 int64_t k = (int64_t)d * S + s;
                 int32_t z = st->cover[k] - (row[d] == s); /* cover without this employee */

@@ -370,6 +370,34 @@ static void test_row_dp(const gr_problem *p, uint64_t seed)
     CHECK(full.hard == st.total.hard && full.pen == st.total.pen && full.minutes == st.total.minutes,
           "state drift after DP rows");
     (void)found;
+    /* pinned rows (the request chains' step): the pinned cell holds its value and every
+     * modelled rule still holds; a shift pinned on a fixed day off has no row at all */
+    for (int32_t e = 0; e < p->n_employees; e++) {
+        int32_t d = gr_rng_below(&rng, p->n_days), v = -1;
+        if (st.n_elig[e] > 0 && gr_rng_below(&rng, 3))
+            v = st.elig[(int64_t)e * p->n_shifts + gr_rng_below(&rng, st.n_elig[e])];
+        int day_off = p->day_off[(int64_t)e * p->n_days + d];
+        int ok = gr_row_dp_pinned(&st, e, d, v, row);
+        if (day_off && v >= 0) {
+            CHECK(!ok, "a shift pinned on employee %d's fixed day off %d gave a row", e, d);
+            continue;
+        }
+        if (!ok)
+            continue;
+        CHECK(row[d] == v, "pinned cell (%d, %d) holds %d, not %d", e, d, row[d], v);
+        gr_delta dl = gr_state_delta(&st, e, 0, p->n_days - 1, row, 1);
+        gr_state_apply(&st, e, 0, p->n_days - 1, row, 1, dl);
+        int64_t excess = 0;
+        for (int32_t s = 0; s < p->n_shifts; s++) {
+            int64_t k = (int64_t)e * p->n_shifts + s;
+            if (st.count[k] > p->max_shifts[k])
+                excess += st.count[k] - p->max_shifts[k];
+        }
+        CHECK(gr_state_emp_hard(&st, e) == excess, "pinned DP row of employee %d breaks a rule", e);
+    }
+    full = gr_state_full(&st);
+    CHECK(full.hard == st.total.hard && full.pen == st.total.pen && full.minutes == st.total.minutes,
+          "state drift after pinned DP rows");
     free(row);
     free(ctx.best_roster);
     gr_state_free(&st);
