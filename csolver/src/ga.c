@@ -33,6 +33,11 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_CHILD_T0
 #define GR_CHILD_T0 3.0
 #endif
+/* Ejection chains: a quarter of the effort, half of them started from a short slot
+ * (docs/decisions/0002, seventh pass) */
+#ifndef GR_EJECT_COVER
+#define GR_EJECT_COVER 50
+#endif
 #ifndef GR_EJECT_SHARE
 #define GR_EJECT_SHARE 25
 #endif
@@ -190,7 +195,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .lns_rows = 3,
                        .mask_period = 200,
                        .chain_period = 5000,
-                       .eject_share = GR_EJECT_SHARE};
+                       .eject_share = GR_EJECT_SHARE,
+                       .eject_cover = GR_EJECT_COVER};
     memcpy(ls.cum, cum, sizeof cum);
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run

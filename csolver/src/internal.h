@@ -194,7 +194,8 @@ typedef struct {
     int64_t mask_period; /* every mask_period-th proposal is a request-repair compound swap */
     int64_t chain_period; /* every chain_period-th proposal is a split-weekend swap followed by
                              row DPs of both employees */
-    int32_t eject_share;  /* percent of the search effort spent on request ejection chains */
+    int32_t eject_share;  /* percent of the search effort spent on ejection chains */
+    int32_t eject_cover;  /* percent of the chains started from a short slot, not a request */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;

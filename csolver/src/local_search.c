@@ -28,10 +28,14 @@
 #define SWAP_END (lp->cum[3])
 #define BLOCK_MAX 7
 #define MASK_DAYS 8
-#define EJECT_DEPTH 4 /* rows re-optimised by one request ejection chain */
+#define EJECT_DEPTH 4 /* rows re-optimised by one ejection chain */
 /* DP work units (states x days) that take as long as one proposal: ~2 ns against ~0.3 us
  * (Instances 5 and 11, measured) */
 #define GR_DP_WORK_PER_PROPOSAL 128
+/* What drawing a chain's first cell costs, in proposals (the scan for a colleague is O(E)) */
+#define EJECT_BASE_COST 8
+/* Chains in a row whose first DP was refused (row too large) before the chains stop */
+#define EJECT_MAX_REFUSED 32
 
 typedef struct {
     int32_t e1, e2, a, b, kind; /* kind: 0 change/block (one employee, cover), 1 swap */
@@ -508,23 +512,33 @@ static int32_t moved_slot(const gr_state *st, gr_rng *rng, int32_t e, const int3
     return -1;
 }
 
-/* Request ejection chain. A broken request is granted by re-optimising its employee's row with
- * the row DP, the requested cell pinned. The new row usually leaves a slot short elsewhere (the
- * employee gave up a weekend or a run to take the wish) or over-covers one; a colleague who may
- * take the short slot, or who works the over-covered one, is then re-optimised with that cell
- * pinned, and so on along the chain, up to EJECT_DEPTH rows. Single-cell moves cannot do this:
- * every first step leaves a shift uncovered (100 points) and the annealing never takes it. The
- * whole chain is kept or put back by the annealing rule. Generated 80 x 14-day instances: the
- * wishes left broken at 1 s were exactly such chains (see docs/decisions/0002). */
-static int64_t request_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t *saved,
-                             int32_t *emps, int32_t *buf)
+/* A random employee, none of emps[0..k-1], who may take shift s on day d (under) or who works
+ * it (!under); -1 if none. */
+static int32_t random_holder(const gr_state *st, gr_rng *rng, int32_t d, int32_t s, int under,
+                             const int32_t *emps, int32_t k)
+{
+    int32_t pick = -1, seen = 0;
+    for (int32_t x = 0; x < st->E; x++) {
+        int32_t v = st->roster[(int64_t)x * st->D + d];
+        int taken = 0;
+        for (int32_t j = 0; j < k; j++)
+            taken |= emps[j] == x;
+        if (taken || (under ? v == s || !allowed(st, x, d, s) : v != s))
+            continue;
+        if (gr_rng_below(rng, ++seen) == 0)
+            pick = x;
+    }
+    return pick;
+}
+
+/* The first cell of a chain from a request: a broken one, and a value that grants it. */
+static int request_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd, int32_t *pv)
 {
     const gr_problem *p = st->p;
-    const int32_t D = st->D, E = st->E;
-    if (p->n_on + p->n_off == 0 || E < 2)
+    if (p->n_on + p->n_off == 0)
         return 0;
     int32_t i = gr_rng_below(rng, p->n_on + p->n_off);
-    int32_t c = st->req_cell[i], e = c / D, d = c % D, cur = st->roster[c], want;
+    int32_t c = st->req_cell[i], e = c / st->D, d = c % st->D, cur = st->roster[c], want;
     if (i < p->n_on) {
         want = p->on_shift[i];
         if (cur == want)
@@ -532,10 +546,47 @@ static int64_t request_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, in
     } else if (cur != p->off_shift[i - p->n_on] || !pick_value(st, rng, e, d, cur, &want)) {
         return 0;
     }
-    if (!allowed(st, e, d, want))
-        return 0;
+    *pe = e;
+    *pd = d;
+    *pv = want;
+    return allowed(st, e, d, want);
+}
+
+/* The first cell of a chain from the cover: a short slot, and someone who may take it. */
+static int cover_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd, int32_t *pv)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int32_t d = gr_rng_below(rng, st->D), s = gr_rng_below(rng, st->S);
+        int64_t k = (int64_t)d * st->S + s;
+        if (st->cover[k] >= st->p->cover_req[k])
+            continue;
+        int32_t e = random_holder(st, rng, d, s, 1, NULL, 0);
+        if (e < 0)
+            return 0;
+        *pe = e;
+        *pd = d;
+        *pv = s;
+        return 1;
+    }
+    return 0;
+}
+
+/* Ejection chain. A broken request is granted, or a short slot filled, by re-optimising one
+ * employee's row with the row DP, that cell pinned. The new row usually leaves a slot short
+ * elsewhere (the employee gave up a weekend or a run for it) or over-covers one; a colleague
+ * who may take the short slot, or who works the over-covered one, is then re-optimised with
+ * that cell pinned, and so on along the chain, up to EJECT_DEPTH rows. Single-cell moves cannot
+ * do this: every first step leaves a shift uncovered (100 points) or over-covers one, and the
+ * walk undoes it before the rest follows. The whole chain is kept or put back by the annealing
+ * rule. Generated 80 x 14-day instances: the wishes left broken at 1 s were such chains
+ * (docs/decisions/0002, seventh pass). */
+static int64_t eject_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t e,
+                           int32_t pin_d, int32_t pin_v, int32_t *saved, int32_t *emps,
+                           int32_t *buf)
+{
+    const int32_t D = st->D;
     int64_t total = 0;
-    int32_t k = 0, pin_d = d, pin_v = want;
+    int32_t k = 0;
     for (;;) {
         if (!gr_row_dp_pinned(st, e, pin_d, pin_v, buf))
             break;
@@ -550,20 +601,8 @@ static int64_t request_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, in
         if (k == EJECT_DEPTH || total <= 0 || (pin_d = moved_slot(st, rng, e, old, &s, &under)) < 0)
             break;
         /* the next row: someone who may take the short slot, or who works the over one */
-        int32_t next = -1, seen = 0;
-        for (int32_t x = 0; x < E; x++) {
-            int32_t v = st->roster[(int64_t)x * D + pin_d];
-            int taken = 0;
-            for (int32_t j = 0; j < k; j++)
-                taken |= emps[j] == x;
-            if (taken || (under ? v == s || !allowed(st, x, pin_d, s) : v != s))
-                continue;
-            if (gr_rng_below(rng, ++seen) == 0)
-                next = x;
-        }
-        if (next < 0)
+        if ((e = random_holder(st, rng, pin_d, s, under, emps, k)) < 0)
             break;
-        e = next;
         pin_v = under ? s : -1;
     }
     return keep_or_restore(st, rng, total, t, k, emps, saved);
@@ -649,6 +688,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     const double t_first = t, t_ratio = t_end / t;
     const double t0_clock = lp->seconds > 0 ? gr_now() : 0.0;
     int64_t it = 0, eject_debt = 0;
+    int32_t ej_refused = 0;
     move m = {0};
     while (lp->seconds > 0 || it < lp->iterations) {
         it++;
@@ -674,7 +714,16 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         }
         int lns = lp->lns_period > 0 && it % lp->lns_period == 0;
         int chain = lp->chain_period > 0 && it % lp->chain_period == lp->chain_period / 2;
-        int eject = lp->eject_share > 0 && eject_debt-- <= 0;
+        /* a chain's first cell is found before anything is copied: on a large roster most
+         * draws find none, and the copy of the best below is the size of the roster */
+        int32_t ej_e = -1, ej_d = -1, ej_v = -1;
+        int64_t ej_work = st->dp.work;
+        int eject = lp->eject_share > 0 && eject_debt-- <= 0 && st->E >= 2;
+        if (eject) {
+            int from_cover = gr_rng_below(rng, 100) < lp->eject_cover;
+            eject = (from_cover ? cover_start : request_start)(st, rng, &ej_e, &ej_d, &ej_v);
+            eject_debt = EJECT_BASE_COST * (100 - lp->eject_share) / lp->eject_share;
+        }
         if (lns || chain || eject) {
             if (gr_ctx_tick(ctx, 1))
                 break;
@@ -689,10 +738,15 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             else {
                 /* the chains get eject_share % of the effort whatever a DP costs on this
                  * instance: the next one waits for its own cost in proposals */
-                int64_t work = st->dp.work;
-                cur += request_chain(st, rng, t, hw, lns_saved, lns_emps, v2);
-                eject_debt = (1 + (st->dp.work - work) / GR_DP_WORK_PER_PROPOSAL) *
+                cur += eject_chain(st, rng, t, hw, ej_e, ej_d, ej_v, lns_saved, lns_emps, v2);
+                int64_t work = st->dp.work - ej_work;
+                eject_debt = (EJECT_BASE_COST + work / GR_DP_WORK_PER_PROPOSAL) *
                              (100 - lp->eject_share) / lp->eject_share;
+                /* a row too large for the DP is refused before any work: then no chain can
+                 * run on this roster, and the draws would only take time from the walk */
+                ej_refused = work == 0 ? ej_refused + 1 : 0;
+                if (ej_refused >= EJECT_MAX_REFUSED)
+                    eject_debt = INT64_MAX;
             }
             gr_ctx_poll(ctx);
             int infeasible = st->total.hard != 0 || st->total.minutes != 0;
