@@ -608,6 +608,13 @@ static int64_t eject_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int3
     return keep_or_restore(st, rng, total, t, k, emps, saved);
 }
 
+/* Proposals until the next chain, so that the chains take share % of the effort: a chain that
+ * cost `work` DP units waits for its own cost scaled by the rest of the effort. */
+static inline int64_t eject_wait(int64_t work, int32_t share)
+{
+    return (EJECT_BASE_COST + work / GR_DP_WORK_PER_PROPOSAL) * (100 - share) / share;
+}
+
 /* Ruin and recreate: clear k rows, then rebuild them one by one with the row DP (each against
  * everything else, including the rows already rebuilt). Accepted by the annealing rule, else
  * the old rows are put back. Returns the change of the weighted cost (0 when reverted). */
@@ -654,7 +661,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     const size_t cells = (size_t)st->E * (size_t)st->D;
     int32_t *v1 = malloc((size_t)st->D * sizeof *v1), *v2 = malloc((size_t)st->D * sizeof *v2);
     /* saved rows and their employees for the multi-row moves: ruin-and-recreate, the weekend
-     * rebuild (2) and the request chain (EJECT_DEPTH) */
+     * rebuild (2) and the ejection chain (EJECT_DEPTH) */
     int32_t rows = lp->lns_rows > EJECT_DEPTH ? lp->lns_rows : EJECT_DEPTH;
     int32_t *lns_saved = malloc((size_t)st->D * (size_t)(rows + 2) * sizeof *lns_saved);
     int32_t *lns_emps = malloc((size_t)(rows + 1) * sizeof *lns_emps);
@@ -722,7 +729,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         if (eject) {
             int from_cover = gr_rng_below(rng, 100) < lp->eject_cover;
             eject = (from_cover ? cover_start : request_start)(st, rng, &ej_e, &ej_d, &ej_v);
-            eject_debt = EJECT_BASE_COST * (100 - lp->eject_share) / lp->eject_share;
+            eject_debt = eject_wait(0, lp->eject_share);
         }
         if (lns || chain || eject) {
             if (gr_ctx_tick(ctx, 1))
@@ -736,12 +743,9 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             else if (chain)
                 cur += weekend_rebuild(st, rng, t, hw, ctx, lns_saved, v1, v2);
             else {
-                /* the chains get eject_share % of the effort whatever a DP costs on this
-                 * instance: the next one waits for its own cost in proposals */
                 cur += eject_chain(st, rng, t, hw, ej_e, ej_d, ej_v, lns_saved, lns_emps, v2);
                 int64_t work = st->dp.work - ej_work;
-                eject_debt = (EJECT_BASE_COST + work / GR_DP_WORK_PER_PROPOSAL) *
-                             (100 - lp->eject_share) / lp->eject_share;
+                eject_debt = eject_wait(work, lp->eject_share);
                 /* a row too large for the DP is refused before any work: then no chain can
                  * run on this roster, and the draws would only take time from the walk */
                 ej_refused = work == 0 ? ej_refused + 1 : 0;
