@@ -7,8 +7,8 @@
 One row per instance: optimum, objective, gap %, hard violations, time to first feasible, time to
 best, move evaluations per second, shifts left uncovered. Then the mean gap, a generated
 80-employee / 200-shift row (with a 1 s solve of it and its proven optimum), a row at the
-benchmark's largest size (returned within the limit? memory taken?) and the parallel ratio (two solves in two threads vs one; ~1.0 means the GIL is
-released).
+benchmark's largest size (returned within the limit? memory taken?) and the parallel ratio
+(two solves in two threads vs one; ~1.0 means the GIL is released).
 One seed is one draw: on Instances 5, 6, 8 and 12 a run lands one uncovered shift (100 points,
 2-9 %) above or below another, so compare builds with `--seeds`, which runs every instance once
 per seed and ends with the per-instance means and, per instance, the runs that ended above its
