@@ -5,9 +5,13 @@
  * started on day 0 exactly when r = d + 1, and a capped off run is long enough anyway. Keeping
  * it as a state doubled the space, and the DP is most of the profile;
  * rotation, run bounds with their edge exemptions, day-off cells, skills, the minutes window
- * and the weekend limit are all enforced by construction. Only the per-type maximum is not a
- * state (it would multiply the space by D^S); the caller scores the row with the exact delta,
- * which still charges it.
+ * and the weekend limit are all enforced by construction. The per-type maximum is a state only
+ * when it binds: the DP first runs without it, and if its row works more of a type than the
+ * employee may, it runs again with the count of that one type in the state (x (max + 1)).
+ * Without that second run most rows it offered on Instance 8 were infeasible: the night shifts
+ * are short and the night-capable staff are at their night maximum, so the cheapest row takes
+ * one night more, and the delta threw the move away (92 of 97 cover-chain steps on a 10 s
+ * roster). A second binding type is still charged by the caller's exact delta.
  *
  * Why: a row that is one compound change away from feasible (move a pair of shifts across a
  * fixed day off, say) is a deep valley for single-cell moves and a swap neighbourhood, but one
@@ -88,9 +92,22 @@ static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
 
 #define INF INT64_MAX
 
-int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(st, e, -1, 0, out); }
+/* One contiguous block of transitions: n states of yesterday, each into the state at the same
+ * offset of today's block, at the cost cc of today's value. */
+static inline void relax(const int64_t *restrict src, int64_t *restrict dst, int32_t *restrict bk,
+                         size_t n, int64_t cc, int32_t src_index)
+{
+    for (size_t q = 0; q < n; q++) {
+        const int64_t base = src[q];
+        if (base == INF || base + cc >= dst[q])
+            continue;
+        dst[q] = base + cc;
+        bk[q] = src_index + (int32_t)q;
+    }
+}
 
-int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
+/* The DP with the count of type ts (-1: none) in the state. */
+static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t ts, int32_t *out)
 {
     const gr_problem *p = st->p;
     const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
@@ -142,8 +159,10 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
         R = 1;
     if (R > D)
         R = D;
-    /* state = (((v * R + (r-1)) * (M+1) + m) * Wn + w) */
-    const size_t per_day = (size_t)V * (size_t)R * (size_t)(M + 1) * (size_t)Wn;
+    /* shifts of the tracked type so far, 0..max: the innermost digit K of q = w * K + k */
+    const int32_t K = ts >= 0 ? p->max_shifts[(int64_t)e * S + ts] + 1 : 1, Q = Wn * K;
+    /* state = (((v * R + (r-1)) * (M+1) + m) * Q + q) */
+    const size_t per_day = (size_t)V * (size_t)R * (size_t)(M + 1) * (size_t)Q;
     /* bound the work (~20 ms), so that cancellation stays prompt on large instances */
     if ((double)per_day * (double)V * (double)D > (double)(1 << 24))
         return 0;
@@ -151,6 +170,11 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
         return 0;
     dp->work += (int64_t)per_day * D;
 
+    /* the class of ts without ts: represented by its next smallest member */
+    int32_t ts_alt = -1;
+    for (int32_t u = 0; ts >= 0 && u < S && ts_alt < 0; u++)
+        if (u != ts && st->vrep[u] == st->vrep[ts])
+            ts_alt = u;
     /* marginal cost of each value on each day with the other rows fixed */
     for (int32_t d = 0; d < D; d++) {
         int64_t c = (int64_t)e * D + d;
@@ -171,9 +195,11 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
             }
             *slot = cost;
         }
-        /* one representative per class of interchangeable types, priced by its cheapest member */
+        /* one representative per class of interchangeable types, priced by its cheapest member;
+         * a tracked type is counted, so it is a class of its own */
         for (int32_t v = 0; v < S; v++) {
-            int64_t i = (int64_t)d * V + v, rep = (int64_t)d * V + st->vrep[v];
+            int32_t r = v == ts ? v : st->vrep[v] == ts ? ts_alt : st->vrep[v];
+            int64_t i = (int64_t)d * V + v, rep = (int64_t)d * V + r;
             dp->pick[i] = v;
             if (rep == i)
                 continue;
@@ -186,10 +212,10 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
     }
 
     int64_t *cur = dp->cost_a, *nxt = dp->cost_b;
-#define IDX(v, r, m, w)                                                                            \
+#define IDX(v, r, m, q)                                                                            \
     ((((size_t)(v) * (size_t)R + (size_t)((r) - 1)) * (size_t)(M + 1) + (size_t)(m)) *            \
-         (size_t)Wn +                                                                              \
-     (size_t)(w))
+         (size_t)Q +                                                                               \
+     (size_t)(q))
     /* values allowed on each day (skills, fixed days off, one per class of interchangeable
      * types): iterating these lists instead of all S+1 values cuts the work several times */
     int32_t *allowed = dp->allowed, *n_allowed = dp->n_allowed;
@@ -203,7 +229,7 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
 #define CLEAR(buf, v, d)                                                                           \
     for (int32_t r_ = 1; r_ <= R; r_++) {                                                          \
         int64_t *row_ = (buf) + IDX((v), r_, MLO(d), 0);                                          \
-        const size_t n_ = (size_t)(MCAP(d) + 1 - MLO(d)) * (size_t)Wn;                            \
+        const size_t n_ = (size_t)(MCAP(d) + 1 - MLO(d)) * (size_t)Q;                             \
         for (size_t i_ = 0; i_ < n_; i_++)                                                         \
             row_[i_] = INF;                                                                        \
     }
@@ -218,7 +244,7 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
         int32_t w = work && track_w && p->weekend[0] >= 0 ? 1 : 0;
         if (m > M || m < MLO(0) || w >= Wn || (work && maxc < 1))
             continue;
-        size_t i = IDX(v, 1, m, w);
+        size_t i = IDX(v, 1, m, w * K + (v == ts));
         cur[i] = cc;
         dp->back[i] = -1;
     }
@@ -246,6 +272,7 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
                 const int64_t cc = dp->cell[(int64_t)d * V + v2];
                 const int32_t dm = work2 && track_m ? p->length[v2] / g : 0;
                 const int32_t dw = work2 && track_w && wk >= 0 && !(same_weekend && work) ? 1 : 0;
+                const int32_t dk = v2 == ts;
                 if (dm > M || dw >= Wn)
                     continue;
                 for (int32_t r = 1; r <= R; r++) {
@@ -266,18 +293,34 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
                     const int64_t *src = cur + src0;
                     int64_t *dst = nxt + dst0;
                     int32_t *bk = back + dst0;
-                    for (int32_t m = m_alive > dm ? m_alive - dm : 0; m + dm <= M && m <= m_prev;
-                         m++) {
-                        const size_t row_s = (size_t)m * (size_t)Wn;
-                        const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
-                        for (int32_t w = 0; w + dw < Wn; w++) {
-                            const int64_t base = src[row_s + (size_t)w];
-                            if (base == INF || base + cc >= dst[row_d + (size_t)w])
-                                continue;
-                            dst[row_d + (size_t)w] = base + cc;
-                            bk[row_d + (size_t)w] = (int32_t)(src0 + row_s + (size_t)w);
+                    /* q = w * K + k moves by dw * K + dk. Without a tracked shift today the
+                     * slice moves as one block; with one, a count at its maximum (k = K - 1)
+                     * cannot take it, so each weekend row is one shorter. */
+                    const int32_t m_first = m_alive > dm ? m_alive - dm : 0;
+                    if (K == 1) { /* no type counted: the hot loop, kept as tight as it was */
+                        for (int32_t m = m_first; m + dm <= M && m <= m_prev; m++) {
+                            const size_t row_s = (size_t)m * (size_t)Wn;
+                            const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
+                            for (int32_t w = 0; w + dw < Wn; w++) {
+                                const int64_t base = src[row_s + (size_t)w];
+                                if (base == INF || base + cc >= dst[row_d + (size_t)w])
+                                    continue;
+                                dst[row_d + (size_t)w] = base + cc;
+                                bk[row_d + (size_t)w] = (int32_t)(src0 + row_s + (size_t)w);
+                            }
                         }
+                        continue;
                     }
+                    const int32_t n_rows = dk ? Wn - dw : 1;
+                    const size_t block = dk ? (size_t)(K - 1) : (size_t)(Wn - dw) * (size_t)K;
+                    for (int32_t m = m_first; m + dm <= M && m <= m_prev; m++)
+                        for (int32_t w = 0; w < n_rows; w++) {
+                            const size_t row_s = (size_t)m * (size_t)Q + (size_t)w * (size_t)K;
+                            const size_t row_d = row_s + (size_t)dm * (size_t)Q +
+                                                 (size_t)dw * (size_t)K + (size_t)dk;
+                            relax(src + row_s, dst + row_d, bk + row_d, block, cc,
+                                  (int32_t)(src0 + row_s));
+                        }
                 }
             }
         }
@@ -292,8 +335,8 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
         const int32_t v = allowed[(int64_t)(D - 1) * V + b];
         for (int32_t r = 1; r <= R; r++)
                 for (int32_t m = track_m ? m_lo : 0; m <= MCAP(D - 1); m++)
-                    for (int32_t w = 0; w < Wn; w++) {
-                        size_t i = IDX(v, r, m, w);
+                    for (int32_t q = 0; q < Q; q++) {
+                        size_t i = IDX(v, r, m, q);
                         if (cur[i] < best_cost) {
                             best_cost = cur[i];
                             best = i;
@@ -304,7 +347,7 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
         return 0;
     size_t i = best;
     for (int32_t d = D - 1; d >= 0; d--) {
-        int32_t v = (int32_t)(i / ((size_t)R * (size_t)(M + 1) * (size_t)Wn));
+        int32_t v = (int32_t)(i / ((size_t)R * (size_t)(M + 1) * (size_t)Q));
         out[d] = v == S ? -1 : dp->pick[(int64_t)d * V + v];
         if (d > 0)
             i = (size_t)dp->back[(size_t)d * per_day + i];
@@ -313,5 +356,34 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
 #undef MLO
 #undef MCAP
 #undef IDX
+    return 1;
+}
+
+int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(st, e, -1, 0, out); }
+
+int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
+{
+    if (!row_dp(st, e, pin_d, pin_v, -1, out))
+        return 0;
+    /* the type whose maximum the row exceeds most, if any: then once more with it counted */
+    const gr_problem *p = st->p;
+    const int32_t S = st->S;
+    int32_t *cnt = st->scratch_cnt; /* kept all zero between calls */
+    for (int32_t d = 0; d < st->D; d++)
+        if (out[d] >= 0)
+            cnt[out[d]]++;
+    int32_t ts = -1, worst = 0;
+    for (int32_t s = 0; s < S; s++) {
+        int32_t excess = cnt[s] - p->max_shifts[(int64_t)e * S + s];
+        if (excess > worst) {
+            worst = excess;
+            ts = s;
+        }
+        cnt[s] = 0;
+    }
+    /* on failure (no such row, or too large a space) out keeps the first row, whose excess the
+     * caller's delta charges: a row that breaks one rule can still lead a chain */
+    if (ts >= 0)
+        row_dp(st, e, pin_d, pin_v, ts, out);
     return 1;
 }

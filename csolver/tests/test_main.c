@@ -325,7 +325,7 @@ static void test_pair_cut(const gr_problem *p, uint64_t seed)
 }
 
 /* Shifts above the per-type maxima in employee e's row: the one rule a DP row may break (the
- * DP does not model it; the delta charges it). */
+ * DP counts one type at most, the one its first row breaks most; the delta charges the rest). */
 static int64_t count_excess(const gr_state *st, int32_t e)
 {
     int64_t excess = 0;
@@ -405,6 +405,121 @@ static void test_row_dp(const gr_problem *p, uint64_t seed)
     gr_state_free(&st);
 }
 
+/* A week where one type's maximum binds: 3 staff may work 2 nights each against a night
+ * demand of 7, so the row DP without that count would take a night every day it can. */
+static void tight_type(owned *o)
+{
+    enum { E = 3, D = 7, S = 2 };
+    gr_problem *p = &o->p;
+    memset(p, 0, sizeof *p);
+    p->n_employees = E, p->n_days = D, p->n_shifts = S, p->n_weekends = 1;
+    int32_t *length = take(o, S * 4), *ms = take(o, E * S * 4), *minm = take(o, E * 4);
+    int32_t *maxm = take(o, E * 4), *maxc = take(o, E * 4), *minc = take(o, E * 4);
+    int32_t *mino = take(o, E * 4), *maxw = take(o, E * 4), *wk = take(o, D * 4);
+    uint8_t *forb = take(o, S * S), *doff = take(o, E * D);
+    int32_t *onp = take(o, (E * D + 1) * 4), *ons = take(o, 4), *onw = take(o, 4);
+    int32_t *offp = take(o, (E * D + 1) * 4), *offs = take(o, 4), *offw = take(o, 4);
+    int32_t *req = take(o, D * S * 4), *und = take(o, D * S * 4), *ovr = take(o, D * S * 4);
+    length[0] = length[1] = 480;
+    forb[1 * S + 0] = 1; /* no day shift straight after a night */
+    for (int32_t e = 0; e < E; e++) {
+        ms[e * S + 0] = D;
+        ms[e * S + 1] = 2;
+        minm[e] = 2 * 480;
+        maxm[e] = 5 * 480;
+        maxc[e] = 4;
+        minc[e] = 2;
+        mino[e] = 1;
+        maxw[e] = 1;
+    }
+    for (int32_t d = 0; d < D; d++)
+        wk[d] = d >= 5 ? 0 : -1;
+    doff[1 * D + 2] = 1;
+    /* employee 0 asks for a night on day 3 (cell 3), employee 2 not to work days on day 4 */
+    for (int32_t c = 0; c <= E * D; c++) {
+        onp[c] = c > 3;
+        offp[c] = c > 2 * D + 4;
+    }
+    ons[0] = 1, onw[0] = 3, offs[0] = 0, offw[0] = 2;
+    p->n_on = p->n_off = 1;
+    for (int32_t k = 0; k < D * S; k++) {
+        req[k] = 1;
+        und[k] = 100;
+        ovr[k] = 1;
+    }
+    p->length = length, p->forbidden = forb, p->max_shifts = ms, p->min_minutes = minm;
+    p->max_minutes = maxm, p->max_consec = maxc, p->min_consec = minc, p->min_off = mino;
+    p->max_weekends = maxw, p->day_off = doff, p->weekend = wk, p->on_ptr = onp;
+    p->on_shift = ons, p->on_weight = onw, p->off_ptr = offp, p->off_shift = offs;
+    p->off_weight = offw, p->cover_req = req, p->cover_under = und, p->cover_over = ovr;
+}
+
+/* The cheapest feasible row of e (cell pin_d held at pin_v when pin_d >= 0) by trying all
+ * (S+1)^D rows; INT64_MAX when none is feasible. Leaves the state as it found it. */
+static int64_t brute_row(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v)
+{
+    const int32_t D = st->D, V = st->S + 1;
+    int32_t row[16], old[16];
+    memcpy(old, st->roster + (int64_t)e * D, (size_t)D * sizeof *old);
+    int64_t best = INT64_MAX, n = 1;
+    for (int32_t d = 0; d < D; d++)
+        n *= V;
+    for (int64_t code = 0; code < n; code++) {
+        int64_t x = code;
+        for (int32_t d = 0; d < D; d++, x /= V)
+            row[d] = (int32_t)(x % V) - 1;
+        if (pin_d >= 0 && row[pin_d] != pin_v)
+            continue;
+        gr_delta dl = gr_state_delta(st, e, 0, D - 1, row, 1);
+        gr_state_apply(st, e, 0, D - 1, row, 1, dl);
+        if (gr_state_emp_hard(st, e) == 0 && st->total.pen < best)
+            best = st->total.pen;
+        gr_delta back = gr_state_delta(st, e, 0, D - 1, old, 1);
+        gr_state_apply(st, e, 0, D - 1, old, 1, back);
+    }
+    return best;
+}
+
+/* The row DP is exact: its row is feasible and as cheap as the best of all rows, also where
+ * a type's maximum binds (which the DP counts only when its first row breaks it). */
+static void test_row_dp_exact(uint64_t seed)
+{
+    owned o = {0};
+    tight_type(&o);
+    const gr_problem *p = &o.p;
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    int32_t roster[3 * 7], row[7];
+    int checked = 0;
+    for (int32_t round = 0; round < 20; round++) {
+        for (int32_t c = 0; c < 3 * 7; c++)
+            roster[c] = (int32_t)gr_rng_below(&rng, 3) - 1;
+        gr_state_load(&st, roster);
+        for (int32_t e = 0; e < p->n_employees; e++) {
+            int32_t pin_d = round % 2 ? (int32_t)gr_rng_below(&rng, 7) : -1;
+            int32_t pin_v = (int32_t)gr_rng_below(&rng, 3) - 1;
+            int64_t best = brute_row(&st, e, pin_d, pin_v);
+            int ok = gr_row_dp_pinned(&st, e, pin_d, pin_v, row);
+            CHECK(ok == (best != INT64_MAX), "DP found a row: %d, brute force: %d (e %d, pin %d=%d)",
+                  ok, best != INT64_MAX, e, pin_d, pin_v);
+            if (!ok || best == INT64_MAX)
+                continue;
+            gr_delta dl = gr_state_delta(&st, e, 0, p->n_days - 1, row, 1);
+            gr_state_apply(&st, e, 0, p->n_days - 1, row, 1, dl);
+            CHECK(gr_state_emp_hard(&st, e) == 0, "DP row of employee %d is infeasible (%lld)", e,
+                  (long long)gr_state_emp_hard(&st, e));
+            CHECK(st.total.pen == best, "DP row of employee %d costs %lld, the best row %lld", e,
+                  (long long)st.total.pen, (long long)best);
+            checked++;
+        }
+    }
+    CHECK(checked > 20, "only %d rows compared", checked);
+    gr_state_free(&st);
+    release(&o);
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -455,6 +570,7 @@ int main(int argc, char **argv)
     test_pair_cut(&o.p, 1);
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
+    test_row_dp_exact(11);
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);
