@@ -91,57 +91,74 @@ static int load(owned *o, const char *path)
 }
 
 /* A small problem built in code: 5 employees, 14 days, 2 shifts, every rule active. */
+/* The writable arrays of a problem built in code, every one zeroed and already wired into
+ * o->p (same order as gr_problem). */
+typedef struct {
+    int32_t *length, *ms, *minm, *maxm, *maxc, *minc, *mino, *maxw, *wk;
+    uint8_t *forb, *doff;
+    int32_t *onp, *ons, *onw, *offp, *offs, *offw, *req, *und, *ovr;
+} arrays;
+
+static arrays new_problem(owned *o, int32_t E, int32_t D, int32_t S, int32_t W, int32_t n_on,
+                          int32_t n_off)
+{
+    gr_problem *p = &o->p;
+    memset(p, 0, sizeof *p);
+    p->n_employees = E, p->n_days = D, p->n_shifts = S, p->n_weekends = W;
+    p->n_on = n_on, p->n_off = n_off;
+    const size_t cells = (size_t)E * (size_t)D, slots = (size_t)D * (size_t)S;
+    arrays a = {
+        .length = take(o, (size_t)S * 4), .ms = take(o, (size_t)E * (size_t)S * 4),
+        .minm = take(o, (size_t)E * 4), .maxm = take(o, (size_t)E * 4),
+        .maxc = take(o, (size_t)E * 4), .minc = take(o, (size_t)E * 4),
+        .mino = take(o, (size_t)E * 4), .maxw = take(o, (size_t)E * 4),
+        .wk = take(o, (size_t)D * 4), .forb = take(o, (size_t)S * (size_t)S),
+        .doff = take(o, cells), .onp = take(o, (cells + 1) * 4),
+        .ons = take(o, (size_t)n_on * 4), .onw = take(o, (size_t)n_on * 4),
+        .offp = take(o, (cells + 1) * 4), .offs = take(o, (size_t)n_off * 4),
+        .offw = take(o, (size_t)n_off * 4), .req = take(o, slots * 4),
+        .und = take(o, slots * 4), .ovr = take(o, slots * 4),
+    };
+    p->length = a.length, p->forbidden = a.forb, p->max_shifts = a.ms, p->min_minutes = a.minm;
+    p->max_minutes = a.maxm, p->max_consec = a.maxc, p->min_consec = a.minc, p->min_off = a.mino;
+    p->max_weekends = a.maxw, p->day_off = a.doff, p->weekend = a.wk, p->on_ptr = a.onp;
+    p->on_shift = a.ons, p->on_weight = a.onw, p->off_ptr = a.offp, p->off_shift = a.offs;
+    p->off_weight = a.offw, p->cover_req = a.req, p->cover_under = a.und, p->cover_over = a.ovr;
+    return a;
+}
+
 static void builtin(owned *o)
 {
     const int32_t E = 5, D = 14, S = 2;
-    gr_problem *p = &o->p;
-    memset(p, 0, sizeof *p);
-    p->n_employees = E;
-    p->n_days = D;
-    p->n_shifts = S;
-    p->n_weekends = 2;
-    int32_t *length = take(o, S * 4), *ms = take(o, E * S * 4), *minm = take(o, E * 4);
-    int32_t *maxm = take(o, E * 4), *maxc = take(o, E * 4), *minc = take(o, E * 4);
-    int32_t *mino = take(o, E * 4), *maxw = take(o, E * 4), *wk = take(o, D * 4);
-    uint8_t *forb = take(o, S * S), *doff = take(o, E * D);
-    int32_t *onp = take(o, (E * D + 1) * 4), *ons = take(o, 4 * 4), *onw = take(o, 4 * 4);
-    int32_t *offp = take(o, (E * D + 1) * 4), *offs = take(o, 4 * 4), *offw = take(o, 4 * 4);
-    int32_t *req = take(o, D * S * 4), *und = take(o, D * S * 4), *ovr = take(o, D * S * 4);
-    length[0] = 480;
-    length[1] = 600;
-    forb[1 * S + 0] = 1;
+    arrays a = new_problem(o, E, D, S, 2, 2, 2);
+    a.length[0] = 480;
+    a.length[1] = 600;
+    a.forb[1 * S + 0] = 1;
     for (int32_t e = 0; e < E; e++) {
-        ms[e * S + 0] = D;
-        ms[e * S + 1] = e == 0 ? 0 : 3;
-        minm[e] = 2400;
-        maxm[e] = 4800;
-        maxc[e] = 5;
-        minc[e] = 2;
-        mino[e] = 2;
-        maxw[e] = 1;
+        a.ms[e * S + 0] = D;
+        a.ms[e * S + 1] = e == 0 ? 0 : 3;
+        a.minm[e] = 2400;
+        a.maxm[e] = 4800;
+        a.maxc[e] = 5;
+        a.minc[e] = 2;
+        a.mino[e] = 2;
+        a.maxw[e] = 1;
     }
     for (int32_t d = 0; d < D; d++)
-        wk[d] = d % 7 >= 5 ? d / 7 : -1;
-    doff[0 * D + 3] = doff[2 * D + 9] = 1;
+        a.wk[d] = d % 7 >= 5 ? d / 7 : -1;
+    a.doff[0 * D + 3] = a.doff[2 * D + 9] = 1;
     /* requests on cells 4, 20 (on) and 30, 31 (off) */
     for (int32_t c = 0; c <= E * D; c++) {
-        onp[c] = (c > 4) + (c > 20);
-        offp[c] = (c > 30) + (c > 31);
+        a.onp[c] = (c > 4) + (c > 20);
+        a.offp[c] = (c > 30) + (c > 31);
     }
-    ons[0] = 0, onw[0] = 2, ons[1] = 1, onw[1] = 3;
-    offs[0] = 0, offw[0] = 1, offs[1] = 1, offw[1] = 3;
-    p->n_on = 2;
-    p->n_off = 2;
+    a.ons[0] = 0, a.onw[0] = 2, a.ons[1] = 1, a.onw[1] = 3;
+    a.offs[0] = 0, a.offw[0] = 1, a.offs[1] = 1, a.offw[1] = 3;
     for (int32_t k = 0; k < D * S; k++) {
-        req[k] = k % S == 0 ? 2 : 1;
-        und[k] = 100;
-        ovr[k] = 1;
+        a.req[k] = k % S == 0 ? 2 : 1;
+        a.und[k] = 100;
+        a.ovr[k] = 1;
     }
-    p->length = length, p->forbidden = forb, p->max_shifts = ms, p->min_minutes = minm;
-    p->max_minutes = maxm, p->max_consec = maxc, p->min_consec = minc, p->min_off = mino;
-    p->max_weekends = maxw, p->day_off = doff, p->weekend = wk, p->on_ptr = onp;
-    p->on_shift = ons, p->on_weight = onw, p->off_ptr = offp, p->off_shift = offs;
-    p->off_weight = offw, p->cover_req = req, p->cover_under = und, p->cover_over = ovr;
 }
 
 static void test_validate(const gr_problem *p)
@@ -410,48 +427,33 @@ static void test_row_dp(const gr_problem *p, uint64_t seed)
 static void tight_type(owned *o)
 {
     enum { E = 3, D = 7, S = 2 };
-    gr_problem *p = &o->p;
-    memset(p, 0, sizeof *p);
-    p->n_employees = E, p->n_days = D, p->n_shifts = S, p->n_weekends = 1;
-    int32_t *length = take(o, S * 4), *ms = take(o, E * S * 4), *minm = take(o, E * 4);
-    int32_t *maxm = take(o, E * 4), *maxc = take(o, E * 4), *minc = take(o, E * 4);
-    int32_t *mino = take(o, E * 4), *maxw = take(o, E * 4), *wk = take(o, D * 4);
-    uint8_t *forb = take(o, S * S), *doff = take(o, E * D);
-    int32_t *onp = take(o, (E * D + 1) * 4), *ons = take(o, 4), *onw = take(o, 4);
-    int32_t *offp = take(o, (E * D + 1) * 4), *offs = take(o, 4), *offw = take(o, 4);
-    int32_t *req = take(o, D * S * 4), *und = take(o, D * S * 4), *ovr = take(o, D * S * 4);
-    length[0] = length[1] = 480;
-    forb[1 * S + 0] = 1; /* no day shift straight after a night */
+    arrays a = new_problem(o, E, D, S, 1, 1, 1);
+    a.length[0] = a.length[1] = 480;
+    a.forb[1 * S + 0] = 1; /* no day shift straight after a night */
     for (int32_t e = 0; e < E; e++) {
-        ms[e * S + 0] = D;
-        ms[e * S + 1] = 2;
-        minm[e] = 2 * 480;
-        maxm[e] = 5 * 480;
-        maxc[e] = 4;
-        minc[e] = 2;
-        mino[e] = 1;
-        maxw[e] = 1;
+        a.ms[e * S + 0] = D;
+        a.ms[e * S + 1] = 2;
+        a.minm[e] = 2 * 480;
+        a.maxm[e] = 5 * 480;
+        a.maxc[e] = 4;
+        a.minc[e] = 2;
+        a.mino[e] = 1;
+        a.maxw[e] = 1;
     }
     for (int32_t d = 0; d < D; d++)
-        wk[d] = d >= 5 ? 0 : -1;
-    doff[1 * D + 2] = 1;
+        a.wk[d] = d >= 5 ? 0 : -1;
+    a.doff[1 * D + 2] = 1;
     /* employee 0 asks for a night on day 3 (cell 3), employee 2 not to work days on day 4 */
     for (int32_t c = 0; c <= E * D; c++) {
-        onp[c] = c > 3;
-        offp[c] = c > 2 * D + 4;
+        a.onp[c] = c > 3;
+        a.offp[c] = c > 2 * D + 4;
     }
-    ons[0] = 1, onw[0] = 3, offs[0] = 0, offw[0] = 2;
-    p->n_on = p->n_off = 1;
+    a.ons[0] = 1, a.onw[0] = 3, a.offs[0] = 0, a.offw[0] = 2;
     for (int32_t k = 0; k < D * S; k++) {
-        req[k] = 1;
-        und[k] = 100;
-        ovr[k] = 1;
+        a.req[k] = 1;
+        a.und[k] = 100;
+        a.ovr[k] = 1;
     }
-    p->length = length, p->forbidden = forb, p->max_shifts = ms, p->min_minutes = minm;
-    p->max_minutes = maxm, p->max_consec = maxc, p->min_consec = minc, p->min_off = mino;
-    p->max_weekends = maxw, p->day_off = doff, p->weekend = wk, p->on_ptr = onp;
-    p->on_shift = ons, p->on_weight = onw, p->off_ptr = offp, p->off_shift = offs;
-    p->off_weight = offw, p->cover_req = req, p->cover_under = und, p->cover_over = ovr;
 }
 
 /* The cheapest feasible row of e (cell pin_d held at pin_v when pin_d >= 0) by trying all
