@@ -14,6 +14,7 @@ SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "ga.c",
     "greedy_start.c",
     "local_search.c",
+    "pricing.c",
     "rng.c",
     "score.c",
     "validate.c",
@@ -75,6 +76,8 @@ int gr_validate(const gr_problem *p);
 int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
              int32_t *roster_out);
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
+                  int32_t *rows_out, int64_t *hard_out);
 """
 
 ffibuilder = FFI()

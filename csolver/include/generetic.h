@@ -60,6 +60,7 @@
 #define GR_ERR_CONFIG (-18)       /* a config value out of range */
 #define GR_ERR_NOMEM (-19)        /* allocation failed */
 #define GR_ERR_TOO_LARGE (-20)    /* E*D or E*S > 2^24, D*S > 2^20, S > 1024, W > D */
+#define GR_ERR_COST (-21)         /* a pricing cost outside [-2^40, 2^40] and not GR_FORBIDDEN */
 
 typedef struct {
     int32_t n_employees;  /* E */
@@ -144,5 +145,23 @@ int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int6
  * `cancel` field is read, the other fields are overwritten.
  */
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out);
+
+/*
+ * Pricing for column generation (csolver/column_generation.py): for every employee e with
+ * skip[e] == 0, the cheapest row that keeps all of e's rules (fixed days off, skills, shift
+ * rotation, run lengths, the minutes window, weekends, per-type maxima), where value v on day
+ * d costs cell_cost[(e * D + d) * (S + 1) + v] (v = S: the day off) and the other rows play no
+ * part. Layout: cell_cost is E*D*(S+1) int64, each in [-2^40, 2^40] or GR_FORBIDDEN (the value
+ * may not be used there); rows_out is E*D int32; hard_out is E int64.
+ *
+ * hard_out[e] = 0: rows_out's row e is rule-abiding and cheapest. > 0: the row is cheapest
+ * among the rows the DP enumerates, but it breaks a second per-type maximum (the DP counts at
+ * most one type) and so it is not a valid column. -1: skipped, no row exists, or the row's
+ * state space is too large for the DP (then rows_out's row e is all -1).
+ * Returns GR_OK or a negative error code (the problem is validated first).
+ */
+#define GR_FORBIDDEN INT64_MAX
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
+                  int32_t *rows_out, int64_t *hard_out);
 
 #endif

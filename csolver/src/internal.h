@@ -87,6 +87,9 @@ typedef struct {
     int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
     int32_t *cpen;         /* [E*D*(S+1)] request penalty of each value (off first) of each
                               cell, NULL above GR_CPEN_MAX entries (then read from the CSR) */
+    /* Pricing (pricing.c): when set, the row DP prices value v on day d at
+     * price[d * (S + 1) + v] (v = S: off) instead of requests plus cover marginals. */
+    const int64_t *price;
     int relax_min;      /* greedy construction: ignore min-type rules (they need whole runs) */
     gr_delta total;     /* current objective parts */
     /* Rejection cut for the next gr_state_delta (see there); INT64_MAX = none. */

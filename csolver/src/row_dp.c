@@ -186,6 +186,10 @@ static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t
                 *slot = INF;
                 continue;
             }
+            if (st->price) {
+                *slot = st->price[(int64_t)d * V + v];
+                continue;
+            }
             int64_t cost = gr_cell_pen(st, c, val);
             for (int32_t s = 0; s < S; s++) {
                 int64_t k = (int64_t)d * S + s;

@@ -522,6 +522,74 @@ static void test_row_dp_exact(uint64_t seed)
     release(&o);
 }
 
+/* Pricing: under random cell costs (some values forbidden) each priced row is rule-abiding and
+ * as cheap as the cheapest rule-abiding row found by trying all (S+1)^D rows. */
+static void test_price_rows_exact(uint64_t seed)
+{
+    owned o = {0};
+    tight_type(&o);
+    const gr_problem *p = &o.p;
+    enum { E = 3, D = 7, V = 3 };
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    int32_t blank[E * D], rows[E * D], row[D];
+    for (int32_t c = 0; c < E * D; c++)
+        blank[c] = -1;
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    int64_t cost[E * D * V], hard[E];
+    uint8_t skip[E] = {0, 0, 0};
+    int checked = 0;
+    for (int32_t round = 0; round < 20; round++) {
+        for (int32_t i = 0; i < E * D * V; i++)
+            cost[i] = gr_rng_below(&rng, 10) == 0 ? GR_FORBIDDEN
+                                                   : (int64_t)gr_rng_below(&rng, 101) - 50;
+        skip[round % E] = round % 4 == 3;
+        CHECK(gr_price_rows(p, cost, skip, rows, hard) == GR_OK, "pricing failed");
+        gr_state_load(&st, blank);
+        for (int32_t e = 0; e < E; e++) {
+            int64_t best = INT64_MAX;
+            for (int64_t code = 0; code < 2187; code++) { /* 3^7 */
+                int64_t x = code, c = 0;
+                for (int32_t d = 0; d < D; d++, x /= V) {
+                    row[d] = (int32_t)(x % V) - 1;
+                    int64_t k = cost[(e * D + d) * V + (row[d] < 0 ? V - 1 : row[d])];
+                    c = k == GR_FORBIDDEN || c == INT64_MAX ? INT64_MAX : c + k;
+                }
+                if (c == INT64_MAX || c >= best)
+                    continue;
+                gr_delta in = gr_state_delta(&st, e, 0, D - 1, row, 1);
+                gr_state_apply(&st, e, 0, D - 1, row, 1, in);
+                if (gr_state_emp_hard(&st, e) == 0)
+                    best = c;
+                gr_delta out = gr_state_delta(&st, e, 0, D - 1, blank, 1);
+                gr_state_apply(&st, e, 0, D - 1, blank, 1, out);
+            }
+            if (skip[e]) {
+                CHECK(hard[e] == -1 && rows[e * D] == -1, "skipped employee %d was priced", e);
+                continue;
+            }
+            CHECK((hard[e] == 0) == (best != INT64_MAX), "employee %d: pricing says %lld, brute "
+                  "force found %s row", e, (long long)hard[e], best != INT64_MAX ? "a" : "no");
+            if (hard[e] != 0 || best == INT64_MAX)
+                continue;
+            int64_t c = 0;
+            for (int32_t d = 0; d < D; d++)
+                c += cost[(e * D + d) * V + (rows[e * D + d] < 0 ? V - 1 : rows[e * D + d])];
+            CHECK(c == best, "priced row of employee %d costs %lld, the best row %lld", e,
+                  (long long)c, (long long)best);
+            checked++;
+        }
+        skip[round % E] = 0;
+    }
+    CHECK(checked > 30, "only %d rows compared", checked);
+    cost[5] = ((int64_t)1 << 40) + 1;
+    CHECK(gr_price_rows(p, cost, skip, rows, hard) == GR_ERR_COST, "a cost above 2^40 accepted");
+    CHECK(gr_price_rows(p, NULL, skip, rows, hard) == GR_ERR_NULL, "NULL costs accepted");
+    gr_state_free(&st);
+    release(&o);
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -573,6 +641,7 @@ int main(int argc, char **argv)
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
     test_row_dp_exact(11);
+    test_price_rows_exact(12);
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);

@@ -1,0 +1,65 @@
+/* Pricing for column generation: the row DP (row_dp.c) under caller-given cell costs.
+ *
+ * Why here and not in Python: the master problem (an LP over whole rows, solved by HiGHS in
+ * csolver/column_generation.py) needs, every round, each employee's cheapest rule-abiding row
+ * under the cover duals. That is exactly the row DP with a different cost table, and the DP is
+ * the part that must be fast (docs/decisions/0008). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define COST_LIMIT ((int64_t)1 << 40)
+
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
+                  int32_t *rows_out, int64_t *hard_out)
+{
+    int rc = gr_validate(p);
+    if (rc != GR_OK)
+        return rc;
+    if (!cell_cost || !skip || !rows_out || !hard_out)
+        return GR_ERR_NULL;
+    const int32_t E = p->n_employees, D = p->n_days, V = p->n_shifts + 1;
+    const int64_t n_cost = (int64_t)E * D * V;
+    /* bounded costs keep the DP's sums (at most D of them) far from overflow */
+    for (int64_t i = 0; i < n_cost; i++)
+        if (cell_cost[i] != GR_FORBIDDEN && (cell_cost[i] < -COST_LIMIT || cell_cost[i] > COST_LIMIT))
+            return GR_ERR_COST;
+    gr_state st;
+    if (gr_state_alloc(&st, p) != GR_OK)
+        return GR_ERR_NOMEM;
+    int32_t *blank = malloc((size_t)D * sizeof *blank);
+    if (!blank) {
+        gr_state_free(&st);
+        return GR_ERR_NOMEM;
+    }
+    for (int32_t d = 0; d < D; d++)
+        blank[d] = -1;
+    /* every row off: the DP reads no cover in pricing mode, and each priced row is checked
+     * against this empty roster, so the check sees that employee's rules alone */
+    for (int64_t i = 0; i < (int64_t)E * D; i++)
+        st.roster[i] = -1;
+    gr_state_load(&st, st.roster);
+    for (int32_t e = 0; e < E; e++) {
+        int32_t *row = rows_out + (int64_t)e * D;
+        hard_out[e] = -1;
+        memcpy(row, blank, (size_t)D * sizeof *row);
+        if (skip[e])
+            continue;
+        st.price = cell_cost + (int64_t)e * D * V;
+        int ok = gr_row_dp(&st, e, row);
+        st.price = NULL;
+        if (!ok) {
+            memcpy(row, blank, (size_t)D * sizeof *row);
+            continue;
+        }
+        gr_delta in = gr_state_delta(&st, e, 0, D - 1, row, 1);
+        gr_state_apply(&st, e, 0, D - 1, row, 1, in);
+        hard_out[e] = gr_state_emp_hard(&st, e);
+        gr_delta out = gr_state_delta(&st, e, 0, D - 1, blank, 1);
+        gr_state_apply(&st, e, 0, D - 1, blank, 1, out);
+    }
+    free(blank);
+    gr_state_free(&st);
+    return GR_OK;
+}
