@@ -1,8 +1,14 @@
-"""generetic: the C memetic solver behind the `Solver` protocol (shared/roster/solving.py).
+"""generetic: the C solver behind the `Solver` protocol (shared/roster/solving.py).
 
-The solve runs in the calling thread with the GIL released (cffi does that for every call into
-C), so parallel solves in parallel threads really run in parallel. Cancellation: a helper thread
-waits on `control.cancel` (a `threading.Event`) with a 10 ms timeout and, once it is set, writes
+A solve has two phases (docs/decisions/0008): column generation (column_generation.py: an LP
+over whole rows solved by HiGHS, rows priced by the C row DP, then dives and a MIP polish),
+then the C memetic GA for the time left; the better roster wins, and a roster the first phase
+proves optimal ends the solve early.
+
+Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
+into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
+Cancellation: the column phase checks `control.cancel` between LP solves and from HiGHS's MIP
+callback; in the GA a helper thread waits on it with a 10 ms timeout and, once it is set, writes
 the C progress struct's `cancel` field, which the C loop reads every 512 proposals (a row DP,
 the most expensive step, is bounded to ~16M transitions).
 """
@@ -10,16 +16,18 @@ the most expensive step, is bounded to ~16M transitions).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from csolver._generetic import ffi, lib
+from csolver.column_generation import solve_by_columns
 from shared.roster.compiled import I32, Problem
 from shared.roster.solving import SolveControl, SolverRun
 
-__all__ = ["ERRORS", "GeneticError", "score", "solve_generetic", "validate"]
+__all__ = ["COLUMN_SHARE", "ERRORS", "GeneticError", "score", "solve_generetic", "validate"]
 
 ERRORS: dict[int, str] = {
     -1: "a required array is missing (NULL)",
@@ -42,9 +50,14 @@ ERRORS: dict[int, str] = {
     -18: "solver configuration out of range",
     -19: "out of memory",
     -20: "problem too large for the solver's layout",
+    -21: "a pricing cost outside [-2^40, 2^40]",
 }
 
 CANCEL_POLL_SECONDS = 0.010
+# Share of the time limit for column generation before the GA (docs/decisions/0008).
+COLUMN_SHARE = 0.75
+# ... of which the root LP may take this much, or the phase ends with its first roster.
+ROOT_SHARE = 0.25
 
 
 class GeneticError(ValueError):
@@ -170,9 +183,14 @@ def solve_generetic(
     crash_for_test: bool = False,
     population: int = 0,
     max_evaluations: int = 0,
+    column_share: float = COLUMN_SHARE,
 ) -> SolverRun:
-    """Run the memetic GA for at most `time_limit` seconds (or `max_evaluations` moves when > 0;
-    with a budget the run is reproducible for a given seed)."""
+    """Solve in two phases: column generation (csolver/column_generation.py) for at most
+    `column_share` of `time_limit`, then the memetic GA for the rest; the better roster wins.
+    The GA is skipped when the first phase proved its roster optimal.
+
+    With `max_evaluations` > 0 only the GA runs, for that many moves: such a run is
+    reproducible for a given seed (the column phase is paced by the clock)."""
     if not time_limit > 0 or time_limit != time_limit:
         raise ValueError(f"time_limit: must be positive, got {time_limit}")
     if not 0 <= seed < 2**64:
@@ -181,30 +199,104 @@ def solve_generetic(
         raise ValueError(f"population: must be in [0, 1000], got {population}")
     if max_evaluations < 0:
         raise ValueError(f"max_evaluations: must not be negative, got {max_evaluations}")
+    if not 0.0 <= column_share <= 1.0:
+        raise ValueError(f"column_share: must be in [0, 1], got {column_share}")
+    started = time.monotonic()
     packed = _Packed(problem)
-    cfg = ffi.new("gr_config *")
-    cfg.time_limit = float(time_limit)
-    cfg.seed = seed
-    cfg.population = population
-    cfg.crash_for_test = 1 if crash_for_test else 0
-    cfg.max_evaluations = max_evaluations
-    prog = ffi.new("gr_progress *")
-    prog.best_hard = -1
-    prog.best_penalty = -1
-    prog.first_feasible_ms = -1
-    prog.best_ms = -1
-    roster = np.full(packed.shape, -1, dtype=np.int32)
-
+    _check(lib.gr_validate(packed.c))
+    best = _Best(started)
     progress = control.progress
+    ga_prog = ffi.new("gr_progress *")
+    ga_prog.best_hard = -1
+    ga_prog.best_penalty = -1
+    ga_prog.first_feasible_ms = -1
+    ga_prog.best_ms = -1
 
     def refresh() -> None:
-        progress.generation = int(prog.generation)
-        progress.population = int(prog.population)
-        progress.best_hard = int(prog.best_hard)
-        progress.best_penalty = int(prog.best_penalty)
-        progress.evaluations = int(prog.evaluations)
+        progress.generation = int(ga_prog.generation)
+        progress.population = int(ga_prog.population)
+        progress.evaluations = best.priced + int(ga_prog.evaluations)
+        hard, penalty = int(ga_prog.best_hard), int(ga_prog.best_penalty)
+        if best.penalty is not None and (hard != 0 or penalty > best.penalty):
+            hard, penalty = 0, best.penalty
+        progress.best_hard = hard
+        progress.best_penalty = penalty
 
     control.refresh = refresh
+    outcome = None
+    if column_share > 0 and max_evaluations == 0 and not crash_for_test:
+        outcome = solve_by_columns(
+            packed.c, packed.arrays, packed.shape,
+            deadline=started + column_share * time_limit,
+            root_deadline=started + ROOT_SHARE * time_limit,
+            stop=control.cancel.is_set, offer=best.offer, priced=best.count,
+        )
+    remaining = time_limit - (time.monotonic() - started)
+    skip_ga = (outcome is not None and outcome.proven_optimal) or control.cancel.is_set()
+    roster = np.full(packed.shape, -1, dtype=np.int32)
+    ga_offset_ms = (time.monotonic() - started) * 1000.0
+    ga_runs = not skip_ga and remaining > 0
+    if ga_runs:
+        cfg = ffi.new("gr_config *")
+        cfg.time_limit = remaining
+        cfg.seed = seed
+        cfg.population = population
+        cfg.crash_for_test = 1 if crash_for_test else 0
+        cfg.max_evaluations = max_evaluations
+        _check(_run_ga(packed, cfg, ga_prog, roster, control))
+    refresh()
+    ga_ran = int(ga_prog.best_hard) >= 0
+    first_ms = [best.first_ms] if best.first_ms is not None else []
+    if int(ga_prog.first_feasible_ms) >= 0:
+        first_ms.append(ga_offset_ms + int(ga_prog.first_feasible_ms))
+    best_ms: float | None = best.best_ms
+    final = best.roster
+    if ga_ran:
+        ga_hard, ga_pen = int(ga_prog.best_hard), int(ga_prog.best_penalty)
+        if final is None or best.penalty is None or (ga_hard == 0 and ga_pen < best.penalty):
+            final = roster
+            best_ms = ga_offset_ms + int(ga_prog.best_ms) if int(ga_prog.best_ms) >= 0 else None
+    if final is None:
+        final = roster
+    cancelled = bool(ga_prog.cancelled) or control.cancel.is_set()
+    return SolverRun(
+        roster=final,
+        iterations=int(ga_prog.generation),
+        evaluations=best.priced + int(ga_prog.evaluations),
+        time_to_first_feasible_ms=min(first_ms) if first_ms else None,
+        time_to_best_ms=best_ms,
+        cancelled=cancelled,
+        # the GA's own verdict; without it, the column phase used the whole limit unless it
+        # proved its roster optimal
+        timed_out=bool(ga_prog.timed_out) if ga_runs else not cancelled and not skip_ga,
+    )
+
+
+class _Best:
+    """The best roster the column phase offered, with when it came (ms since `started`)."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.roster: npt.NDArray[np.int32] | None = None
+        self.penalty: int | None = None
+        self.first_ms: float | None = None
+        self.best_ms: float | None = None
+        self.priced = 0  # rows the column phase priced: its share of `evaluations`
+
+    def count(self, rows: int) -> None:
+        self.priced += rows
+
+    def offer(self, roster: npt.NDArray[np.int32], penalty: int) -> None:
+        now = (time.monotonic() - self.started) * 1000.0
+        if self.first_ms is None:
+            self.first_ms = now
+        if self.penalty is None or penalty < self.penalty:
+            self.roster, self.penalty, self.best_ms = roster, penalty, now
+
+
+def _run_ga(packed: _Packed, cfg: Any, prog: Any, roster: npt.NDArray[np.int32],
+            control: SolveControl) -> int:
+    """The C GA in this thread (GIL released), with a helper thread passing on a cancel."""
     if control.cancel.is_set():
         prog.cancel = 1
     done = threading.Event()
@@ -218,20 +310,9 @@ def solve_generetic(
     watcher = threading.Thread(target=watch, name="generetic-cancel", daemon=True)
     watcher.start()
     try:
-        code = lib.gr_solve(packed.c, cfg, prog, ffi.cast("int32_t *", ffi.from_buffer(roster)))
+        out = ffi.cast("int32_t *", ffi.from_buffer(roster))
+        code: int = lib.gr_solve(packed.c, cfg, prog, out)
     finally:
         done.set()
         watcher.join()
-    _check(code)
-    refresh()
-    first = int(prog.first_feasible_ms)
-    best = int(prog.best_ms)
-    return SolverRun(
-        roster=roster,
-        iterations=int(prog.generation),
-        evaluations=int(prog.evaluations),
-        time_to_first_feasible_ms=float(first) if first >= 0 else None,
-        time_to_best_ms=float(best) if best >= 0 else None,
-        cancelled=bool(prog.cancelled),
-        timed_out=bool(prog.timed_out),
-    )
+    return code
