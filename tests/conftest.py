@@ -56,6 +56,16 @@ def request_json(
     return json.dumps(d)
 
 
+def curtois_json(i: int, time_limit: float) -> str:
+    """Curtois Instance i as a request: column generation proves no optimum on Instances 5-9
+    and 12, so such a solve runs its whole limit (a generated instance is proven in ~0.2 s)."""
+    from shared.roster.curtois import bench_dir, load_curtois
+
+    d = json.loads(load_curtois(bench_dir() / f"Instance{i}.txt").model_dump_json())
+    d["solver"] = {"time_limit_seconds": time_limit, "seed": 0}
+    return json.dumps(d)
+
+
 class Stack:
     """The five services on one prefix, plus helpers to talk to them like a foreign client."""
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import Stack, StackFactory, request_json
+from tests.conftest import Stack, StackFactory, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -71,7 +71,7 @@ def test_the_watchdog_kills_a_solve_that_ignores_its_limit(make_stack: StackFact
 
 
 def test_cancel_stops_an_isolated_running_solve_quickly(stack: Stack) -> None:
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=20))
+    job = stack.submit(curtois_json(8, time_limit=20))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     time.sleep(0.5)
     asked = time.time()

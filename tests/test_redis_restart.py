@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from shared.devrunner import EmbeddedServer
-from tests.conftest import FAST_ENV, ROOT, Stack, request_json
+from tests.conftest import FAST_ENV, ROOT, Stack, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -45,7 +45,7 @@ def test_services_resume_after_a_redis_restart(
     server, stack = aof_stack
     warm = stack.submit(request_json(implementation="greedy"))
     stack.wait_terminal(warm, timeout=60)
-    inflight = stack.submit(request_json(employees=12, shifts=50, time_limit=4))
+    inflight = stack.submit(curtois_json(8, time_limit=4))
     stack.wait_for(lambda: stack.job(inflight).get("state") == "running", what="running")
     pids = stack.supervisor.pids()
 

@@ -21,7 +21,7 @@ import pytest
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.model import SolveRequest, SolveResult
-from tests.conftest import Stack, StackFactory, request_json
+from tests.conftest import Stack, StackFactory, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -38,7 +38,7 @@ def entries_for(stack: Stack, stream: str, job_id: str) -> int:
 
 
 def test_foreign_producer_gets_accepted_progress_completed(stack: Stack) -> None:
-    payload = request_json(employees=12, shifts=50, time_limit=2.5)
+    payload = curtois_json(8, time_limit=2.5)
     job = stack.submit(
         payload, traceparent="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     )
@@ -158,7 +158,7 @@ def test_cancel_of_a_queued_job(stack: Stack) -> None:
 
 
 def test_cancel_of_a_running_job_keeps_its_best_roster(stack: Stack) -> None:
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=20))
+    job = stack.submit(curtois_json(8, time_limit=20))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     time.sleep(0.5)
     asked = time.monotonic()
@@ -203,7 +203,7 @@ def _solver_pid(stack: Stack) -> int:
 
 def test_solver_killed_mid_solve_the_job_still_ends_once(make_stack: StackFactory) -> None:
     stack = make_stack()
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=3))
+    job = stack.submit(curtois_json(8, time_limit=3))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     os.kill(_solver_pid(stack), signal.SIGKILL)
     stack.wait_for(lambda: not stack.alive(), what="solver death")
@@ -217,7 +217,7 @@ def test_solver_killed_mid_solve_the_job_still_ends_once(make_stack: StackFactor
 
 def test_sigterm_during_a_solve_finishes_it(make_stack: StackFactory) -> None:
     stack = make_stack()
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=3))
+    job = stack.submit(curtois_json(8, time_limit=3))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     pid = _solver_pid(stack)
     os.kill(pid, signal.SIGTERM)
@@ -229,7 +229,7 @@ def test_sigterm_during_a_solve_finishes_it(make_stack: StackFactory) -> None:
 
 def test_sigterm_beyond_the_grace_period_hands_the_job_back(make_stack: StackFactory) -> None:
     stack = make_stack(env={"GRACEFUL_TIMEOUT": "3"})
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=6))
+    job = stack.submit(curtois_json(8, time_limit=6))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     os.kill(_solver_pid(stack), signal.SIGTERM)
     stack.wait_for(lambda: not stack.alive(), timeout=15, what="solver exit")
@@ -312,7 +312,7 @@ def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
     stack = make_stack(
         env={"WORKER_CONCURRENCY": "1", "MESSAGE_LOG_LEVEL": "INFO"}, scale={"solver": 2}
     )
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=4))
+    job = stack.submit(curtois_json(8, time_limit=4))
     done = stack.wait_terminal(job)[job]
     assert done["type"] == "solver.completed"
     assert stack.supervisor.log_dir is not None
@@ -323,7 +323,7 @@ def test_a_long_solve_keeps_its_claim(make_stack: StackFactory) -> None:
 def test_a_job_that_keeps_killing_its_worker_is_dead_lettered(make_stack: StackFactory) -> None:
     """Poison: after MAX_DELIVERIES deliveries the entry goes to triage, not round again."""
     stack = make_stack(env={"MAX_DELIVERIES": "2"})
-    job = stack.submit(request_json(employees=12, shifts=50, time_limit=20))
+    job = stack.submit(curtois_json(8, time_limit=20))
     for attempt in range(2):
         stack.wait_for(
             lambda: stack.job(job).get("state") == "running" and stack.alive(),
