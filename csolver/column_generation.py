@@ -52,6 +52,7 @@ MIN_DIVE_SECONDS = 0.05
 # LP solves (with pricing) after each dive step; re-converging fully made each step ~0.5 s on
 # Instance 8, so few steps fitted and each fixed too much at once.
 DIVE_ROUNDS = 5
+DUAL_AFTER_BAR = 1  # HiGHS's dual simplex: 12.6 ms per dive solve on Instance 8, not 16.8
 # Reduced cost below which a row joins the master (points; HiGHS's dual tolerance is 1e-7).
 NEGATIVE = -1e-5
 # The convexity row of an employee with no priced row yet is met by an artificial at this cost.
@@ -130,6 +131,8 @@ class _Master:
         self.rows: list[npt.NDArray[np.int32]] = []
         self.seen: set[tuple[int, bytes]] = set()
         self._barred = np.zeros(0, dtype=bool)
+        self.just_barred = False
+        self.strategy = 4
 
     def add(self, emp: int, row: npt.NDArray[np.int32], cost: int) -> bool:
         key = (emp, row.tobytes())
@@ -144,6 +147,12 @@ class _Master:
         return True
 
     def solve(self, seconds: float) -> bool:
+        # bars leave the basis primal infeasible but dual feasible; new rows the reverse
+        strategy = DUAL_AFTER_BAR if self.just_barred else 4
+        if strategy != self.strategy:
+            self.h.setOptionValue("simplex_strategy", strategy)
+            self.strategy = strategy
+        self.just_barred = False
         self.limit(seconds)
         self.h.run()
         return bool(self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal)
@@ -175,6 +184,7 @@ class _Master:
         """Rows that may no longer be chosen (upper bound 0)."""
         new = columns[~self.barred[columns]] if columns.size else columns
         if new.size:
+            self.just_barred = True
             self.barred[new] = True
             n = int(new.size)
             self.h.changeColsBounds(n, (self.first + new).astype(np.int32), np.zeros(n),
