@@ -1,14 +1,14 @@
 """generetic: the C solver behind the `Solver` protocol (shared/roster/solving.py).
 
 A solve has two phases (docs/decisions/0008): column generation (column_generation.py: an LP
-over whole rows solved by HiGHS, rows priced by the C row DP, then dives and a MIP polish),
+over whole rows solved by HiGHS, rows priced by the C row DP, then dives to integer rosters),
 then the C memetic GA for the time left; the better roster wins, and a roster the first phase
 proves optimal ends the solve early.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
-Cancellation: the column phase checks `control.cancel` between LP solves and from HiGHS's MIP
-callback; in the GA a helper thread waits on it with a 10 ms timeout and, once it is set, writes
+Cancellation: the column phase checks `control.cancel` between LP solves (each a few ms, at
+most ~0.1 s) and pricing rounds; in the GA a helper thread waits on it with a 10 ms timeout and, once it is set, writes
 the C progress struct's `cancel` field, which the C loop reads every 512 proposals (a row DP,
 the most expensive step, is bounded to ~16M transitions).
 """

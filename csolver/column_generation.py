@@ -9,8 +9,7 @@ rows come from pricing: under the LP's cover duals, each employee's cheapest row
 the row DP computes (`gr_price_rows`); a row whose reduced cost is negative joins the master,
 until none does. A dive then turns the fractional LP into a roster: it fixes the (employee, day)
 cells the LP has most nearly decided, prices again, and repeats until the LP is integral; the
-dives restart from the root while time allows. A short MIP over every row seen, started from the
-best roster, polishes what the dives left.
+dives restart from the root while time allows.
 
 Every row is rule-abiding, so every roster offered here is hard-feasible; only cover can fall
 short, and that is soft. The search stops at the deadline or when `stop()` says so, and offers
@@ -41,12 +40,8 @@ SCALE = 1000
 # A cell whose LP share is at least this is fixed together with the most decided fractional one;
 # 0.6 made fewer, coarser dive steps and lost 2-8 % on Instances 6, 8 and 9 (decision 0008).
 DIVE_FIX = 0.8
-# Each dive may take this share of the phase's time left (it paces its fixing to fit); dives
-# stop when less than POLISH_SHARE of the phase is left, which goes to the MIP polish.
+# Each dive may take this share of the phase's time left (it paces its fixing to fit).
 DIVE_SHARE = 0.5
-POLISH_SHARE = 0.2
-MIN_POLISH_SECONDS = 1.0
-MIP_LIMIT_SHARE = 0.6
 # A new dive needs at least this much time to fix anything.
 MIN_DIVE_SECONDS = 0.05
 # LP solves (with pricing) after each dive step; re-converging fully made each step ~0.5 s on
@@ -100,7 +95,7 @@ class ColumnOutcome:
 
 
 class _Master:
-    """The LP (later MIP) over rows: one convexity row per employee, one cover row per
+    """The LP over rows: one convexity row per employee, one cover row per
     (day, type) with an under and an over slack, one column per priced row."""
 
     def __init__(self, e: int, d: int, s: int, req: Any, under: Any, over: Any) -> None:
@@ -246,7 +241,7 @@ def solve_by_columns(
     offer: Callable[[npt.NDArray[np.int32], int], None],
     priced: Callable[[int], None] = lambda n: None,
 ) -> ColumnOutcome | None:
-    """Column generation, a dive and a MIP polish until `deadline` (time.monotonic()); the
+    """Column generation and dives until `deadline` (time.monotonic()); the
     phase gives up after the first roster when the root LP is not optimal by `root_deadline`.
     Returns None when the problem is too large for it; `offer` sees each better roster and
     `priced` the number of rows each pricing round computed (progress)."""
@@ -352,15 +347,13 @@ def solve_by_columns(
 
     steps = 0
     dives = 0
-    # Dives until a share of the phase is left for the MIP: each from the root again, with the
-    # rows the earlier ones priced. One dive is a lottery (Instance 10: 4631 or 5262 by the
+    # Dives until the deadline, each from the root again, with the rows the earlier ones
+    # priced. One dive is a lottery (Instance 10: 4631 or 5262 by the
     # pacing); the dives alternate between fixing only worked cells and fixing any cell.
-    polish = POLISH_SHARE * (deadline - begun)
-    polish = polish if polish >= MIN_POLISH_SECONDS else 0.0
     while not stop() and not proven():
         now = time.monotonic()
         left = deadline - now
-        if dives and (left <= polish or left < MIN_DIVE_SECONDS):
+        if dives and left < MIN_DIVE_SECONDS:
             break
         if dives:
             master.reset()
@@ -373,10 +366,6 @@ def solve_by_columns(
         if roster is None:
             break
         consider(roster)
-    start = best_roster[0]
-    if start is not None and polish and not proven() and not stop():
-        master.reset()
-        _polish(master, start, deadline=deadline, stop=stop, consider=consider)
     return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=lower,
                          proven_optimal=proven(), rounds=rounds, columns=len(master.rows),
                          dive_steps=steps, root_seconds=root_seconds)
@@ -443,65 +432,3 @@ def _dive(
         roster[emp] = master.rows[int(mine[np.argmax(x[mine])])]
     return roster, steps
 
-
-def _polish(
-    master: _Master,
-    start: npt.NDArray[np.int32],
-    *,
-    deadline: float,
-    stop: Callable[[], bool],
-    consider: Callable[[npt.NDArray[np.int32]], None],
-) -> None:
-    """A MIP over every row seen (the dive's bars lifted), from the dive's roster."""
-    h, e, d, s = master.h, master.e, master.d, master.s
-    n = len(master.rows)
-    idx = np.arange(master.first, master.first + n, dtype=np.int32)
-    h.changeColsBounds(n, idx, np.zeros(n), np.full(n, highspy.kHighsInf))
-    h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
-    art = np.arange(2 * d * s, master.first, dtype=np.int32)
-    h.changeColsBounds(e, art, np.zeros(e), np.zeros(e))
-    index = {(emp, row.tobytes()): j for j, (emp, row) in enumerate(
-        zip(master.owner, master.rows, strict=True))}
-    value = np.zeros(master.first + n)
-    cover = np.zeros((d, s), dtype=np.int64)
-    for emp in range(e):
-        value[master.first + index[(emp, start[emp].tobytes())]] = 1.0
-        days = np.nonzero(start[emp] >= 0)[0]
-        cover[days, start[emp][days]] += 1
-    req = np.asarray(h.getLp().row_lower_[e:], dtype=np.float64).reshape(d, s)
-    value[0 : 2 * d * s : 2] = np.maximum(req - cover, 0).ravel()
-    value[1 : 2 * d * s : 2] = np.maximum(cover - req, 0).ravel()
-    incumbent = highspy.HighsSolution()
-    incumbent.col_value = list(value)
-    incumbent.value_valid = True
-    h.setSolution(incumbent)
-    owner = np.asarray(master.owner)
-
-    def roster_of(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
-        roster = np.full((e, d), -1, dtype=np.int32)
-        for j in np.nonzero(x[master.first :] > 0.5)[0]:
-            roster[owner[j]] = master.rows[int(j)]
-        return roster
-
-    def interrupt(event: Any) -> None:
-        if stop() or time.monotonic() >= deadline:
-            event.data_in.user_interrupt = True
-
-    def improved(event: Any) -> None:
-        consider(roster_of(np.asarray(event.data_out.mip_solution, dtype=np.float64)))
-
-    h.cbMipInterrupt.subscribe(interrupt)
-    h.cbMipImprovingSolution.subscribe(improved)
-    h.setOptionValue("presolve", "on")
-    h.setOptionValue("mip_detect_symmetry", False)
-    # HiGHS's MIP can run past its limit (seen: 0.7-1.3 s on Instances 8 and 12, in presolve or
-    # a heuristic that does not poll): it gets part of what is left, and runs only when at least
-    # MIN_POLISH_SECONDS are (the GA after this phase absorbs an overrun)
-    master.limit(MIP_LIMIT_SHARE * (deadline - time.monotonic()))
-    try:
-        h.run()
-    finally:
-        h.cbMipInterrupt.unsubscribe(interrupt)
-        h.cbMipImprovingSolution.unsubscribe(improved)
-    if h.getInfo().primal_solution_status == 2:
-        consider(roster_of(np.asarray(h.getSolution().col_value, dtype=np.float64)))
