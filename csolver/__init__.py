@@ -8,9 +8,9 @@ proves optimal ends the solve early.
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
 Cancellation: the column phase checks `control.cancel` between LP solves (each a few ms, at
-most ~0.1 s) and pricing rounds; in the GA a helper thread waits on it with a 10 ms timeout and, once it is set, writes
-the C progress struct's `cancel` field, which the C loop reads every 512 proposals (a row DP,
-the most expensive step, is bounded to ~16M transitions).
+most ~0.1 s) and pricing rounds. In the GA a helper thread waits on it with a 10 ms timeout
+and, once it is set, writes the C progress struct's `cancel` field, which the C loop reads
+every 512 proposals (a row DP, the most expensive step, is bounded to ~16M transitions).
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ _build_first_highs_quietly()
 
 @dataclass(frozen=True)
 class ColumnOutcome:
-    """What the column phase found. `lower_bound` is a valid bound on the objective when
-    pricing was exact for every employee at the root (else None); `proven_optimal` when the
+    """What the column phase found. `lower_bound` is a valid bound on the objective once the
+    root LP is optimal over every employee's priced rows (else None); `proven_optimal` when the
     best roster meets it."""
 
     roster: npt.NDArray[np.int32] | None
@@ -332,8 +332,9 @@ def solve_by_columns(
         consider(rows0.copy())
     rounds, slack = generate(min(deadline, root_deadline))
     if slack == -math.inf:
-        # no root LP in time: a dive from a half-priced LP is a guess, and the time is the
-        # next phase's (Instance 12 needs ~4 s for its root)
+        # no root LP in time (Instance 12 needs ~4 s), or some employee's rows cannot be priced
+        # (state space too large for the DP): a dive from such an LP is a guess, and the time
+        # is the GA's
         return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=None,
                              proven_optimal=False, rounds=rounds, columns=len(master.rows),
                              dive_steps=0, root_seconds=None)
