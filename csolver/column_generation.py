@@ -88,10 +88,6 @@ class ColumnOutcome:
     penalty: int | None
     lower_bound: float | None
     proven_optimal: bool
-    rounds: int
-    columns: int
-    dive_steps: int
-    root_seconds: float | None  # until the root LP was optimal over every priced row
 
 
 class _Master:
@@ -245,7 +241,6 @@ def solve_by_columns(
     phase gives up after the first roster when the root LP is not optimal by `root_deadline`.
     Returns None when the problem is too large for it; `offer` sees each better roster and
     `priced` the number of rows each pricing round computed (progress)."""
-    begun = time.monotonic()
     e, d = shape
     s = int(arrays["length"].size)
     v = s + 1
@@ -297,9 +292,10 @@ def solve_by_columns(
                 continue
             row = rows[emp]
             cells = row >= 0
-            rc = row_cost(emp, row) - pi[emp] - float(mu[np.nonzero(cells)[0], row[cells]].sum())
+            requests = row_cost(emp, row)
+            rc = requests - pi[emp] - float(mu[np.nonzero(cells)[0], row[cells]].sum())
             slack += min(0.0, rc)
-            if hard[emp] == 0 and rc < NEGATIVE and master.add(emp, row, row_cost(emp, row)):
+            if hard[emp] == 0 and rc < NEGATIVE and master.add(emp, row, requests):
                 added += 1
         return added, slack
 
@@ -330,15 +326,13 @@ def solve_by_columns(
             master.add(emp, rows0[emp], row_cost(emp, rows0[emp]))
     if all(hard0 == 0):
         consider(rows0.copy())
-    rounds, slack = generate(min(deadline, root_deadline))
+    _, slack = generate(min(deadline, root_deadline))
     if slack == -math.inf:
         # no root LP in time (Instance 12 needs ~4 s), or some employee's rows cannot be priced
         # (state space too large for the DP): a dive from such an LP is a guess, and the time
         # is the GA's
         return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=None,
-                             proven_optimal=False, rounds=rounds, columns=len(master.rows),
-                             dive_steps=0, root_seconds=None)
-    root_seconds = time.monotonic() - begun
+                             proven_optimal=False)
     # Lagrangian bound: LP value plus each employee's most negative reduced cost (the DP
     # enumerates a superset of the rule-abiding rows), less the rounding of the prices
     lower = master.objective() + slack - e * d * 0.5 / SCALE
@@ -346,7 +340,6 @@ def solve_by_columns(
     def proven() -> bool:
         return best[0] is not None and best[0] <= math.ceil(lower - 1e-6)
 
-    steps = 0
     dives = 0
     # Dives until the deadline, each from the root again, with the rows the earlier ones
     # priced. One dive is a lottery (Instance 10: 4631 or 5262 by the
@@ -360,16 +353,14 @@ def solve_by_columns(
             master.reset()
             fixed.clear()
             generate()
-        roster, n = _dive(master, fixed, generate, stop, now + left * DIVE_SHARE,
-                          work_only=dives % 2 == 0)
-        steps += n
+        roster = _dive(master, fixed, generate, stop, now + left * DIVE_SHARE,
+                       work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
             break
         consider(roster)
     return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=lower,
-                         proven_optimal=proven(), rounds=rounds, columns=len(master.rows),
-                         dive_steps=steps, root_seconds=root_seconds)
+                         proven_optimal=proven())
 
 
 def _dive(
@@ -380,7 +371,7 @@ def _dive(
     deadline: float,
     *,
     work_only: bool,
-) -> tuple[npt.NDArray[np.int32] | None, int]:
+) -> npt.NDArray[np.int32] | None:
     """Fix the most decided cells, price again, until the LP is integral; then each employee
     takes the row with the largest LP value (also when time ran out first). None when some
     employee has no row at all."""
@@ -422,14 +413,14 @@ def _dive(
         steps += 1
         generate(most=DIVE_ROUNDS)
     if not master.rows:
-        return None, steps
+        return None
     x = master.values()
     owner = np.asarray(master.owner)
     roster = np.full((e, d), -1, dtype=np.int32)
     for emp in range(e):
         mine = np.nonzero(owner == emp)[0]
         if mine.size == 0:
-            return None, steps
+            return None
         roster[emp] = master.rows[int(mine[np.argmax(x[mine])])]
-    return roster, steps
+    return roster
 
