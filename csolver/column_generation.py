@@ -405,6 +405,14 @@ def _dive(
             k = 1
         for i in np.argpartition(-flat, k - 1)[:k]:
             picks.add(np.unravel_index(int(i), open_.shape))
+        # one value per cell, the one with the largest share: two values of one cell in a step
+        # barred every row of that employee
+        surest: dict[tuple[int, int], tuple[int, int, int]] = {}
+        for emp, day, val in picks:
+            key = (int(emp), int(day))
+            if key not in surest or open_[emp, day, val] > open_[surest[key]]:
+                surest[key] = (int(emp), int(day), int(val))
+        picks = set(surest.values())
         bar = np.zeros(owner.size, dtype=bool)
         for emp, day, val in picks:
             fixed[(int(emp), int(day))] = int(val)
