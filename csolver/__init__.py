@@ -245,13 +245,12 @@ def solve_generetic(
         cfg.max_evaluations = max_evaluations
         _check(_run_ga(packed, cfg, ga_prog, roster, control))
     refresh()
-    ga_ran = int(ga_prog.best_hard) >= 0
     first_ms = [best.first_ms] if best.first_ms is not None else []
     if int(ga_prog.first_feasible_ms) >= 0:
         first_ms.append(ga_offset_ms + int(ga_prog.first_feasible_ms))
     best_ms: float | None = best.best_ms
     final = best.roster
-    if ga_ran:
+    if ga_runs:  # the GA always offers its greedy start, so it has a best roster
         ga_hard, ga_pen = int(ga_prog.best_hard), int(ga_prog.best_penalty)
         if final is None or best.penalty is None or (ga_hard == 0 and ga_pen < best.penalty):
             final = roster
@@ -287,11 +286,11 @@ class _Best:
         self.priced += rows
 
     def offer(self, roster: npt.NDArray[np.int32], penalty: int) -> None:
+        # the column phase offers only rosters better than the last
         now = (time.monotonic() - self.started) * 1000.0
         if self.first_ms is None:
             self.first_ms = now
-        if self.penalty is None or penalty < self.penalty:
-            self.roster, self.penalty, self.best_ms = roster, penalty, now
+        self.roster, self.penalty, self.best_ms = roster, penalty, now
 
 
 def _run_ga(packed: _Packed, cfg: Any, prog: Any, roster: npt.NDArray[np.int32],

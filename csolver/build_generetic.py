@@ -76,8 +76,8 @@ int gr_validate(const gr_problem *p);
 int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
              int32_t *roster_out);
-int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
-                  int32_t *rows_out, int64_t *hard_out);
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                  int64_t *hard_out);
 """
 
 ffibuilder = FFI()

@@ -80,11 +80,10 @@ _build_first_highs_quietly()
 
 @dataclass(frozen=True)
 class ColumnOutcome:
-    """What the column phase found. `lower_bound` is a valid bound on the objective once the
-    root LP is optimal over every employee's priced rows (else None); `proven_optimal` when the
-    best roster meets it."""
+    """What the column phase found (its rosters went to `offer` as they came): the best one's
+    penalty; `lower_bound`, a valid bound on the objective once the root LP is optimal over
+    every employee's priced rows (else None); `proven_optimal` when the best roster meets it."""
 
-    roster: npt.NDArray[np.int32] | None
     penalty: int | None
     lower_bound: float | None
     proven_optimal: bool
@@ -212,12 +211,11 @@ class _Pricer:
         self.rows = np.full((e, d), -1, dtype=np.int32)
         self.hard = np.full(e, -1, dtype=np.int64)
 
-    def price(self, cost: npt.NDArray[np.int64],
-              skip: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    def price(self, cost: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
+                                                           npt.NDArray[np.int64]]:
         code = lib.gr_price_rows(
             self.c,
             ffi.cast("int64_t *", ffi.from_buffer(cost)),
-            ffi.cast("uint8_t *", ffi.from_buffer(skip)),
             ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
             ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
         )
@@ -250,9 +248,7 @@ def solve_by_columns(
     master = _Master(e, d, s, arrays["cover_req"], arrays["cover_under"], arrays["cover_over"])
     pricer = _Pricer(c_problem, e, d, s)
     fixed: dict[tuple[int, int], int] = {}
-    skip = np.zeros(e, dtype=np.uint8)
     best: list[int | None] = [None]
-    best_roster: list[npt.NDArray[np.int32] | None] = [None]
 
     def score(roster: npt.NDArray[np.int32]) -> int | None:
         hard = ffi.new("int64_t *")
@@ -265,7 +261,6 @@ def solve_by_columns(
         penalty = score(roster)
         if penalty is not None and (best[0] is None or penalty < best[0]):
             best[0] = penalty
-            best_roster[0] = roster.copy()
             offer(roster.copy(), penalty)
 
     def row_cost(emp: int, row: npt.NDArray[np.int32]) -> int:
@@ -281,12 +276,10 @@ def solve_by_columns(
             keep = cost[emp, day, val]
             cost[emp, day, :] = FORBIDDEN
             cost[emp, day, val] = keep
-        rows, hard = pricer.price(np.ascontiguousarray(cost), skip)
-        priced(int((skip == 0).sum()))
+        rows, hard = pricer.price(np.ascontiguousarray(cost))
+        priced(e)
         added, slack = 0, 0.0
         for emp in range(e):
-            if skip[emp]:
-                continue
             if hard[emp] < 0:
                 slack = -math.inf
                 continue
@@ -299,40 +292,37 @@ def solve_by_columns(
                 added += 1
         return added, slack
 
-    def generate(until: float = deadline, most: int = 1 << 30) -> tuple[int, float]:
-        """Columns until none improves (or time is up, or after `most` LP solves); returns
-        (LP solves, Lagrangian slack of the last pricing; -inf unless converged)."""
-        n = 0
-        slack = -math.inf
-        while not stop():
-            if n >= most:
-                master.solve(until - time.monotonic())
-                return n, -math.inf
+    def generate(until: float = deadline, most: int = 1 << 30) -> float:
+        """Columns until none improves (or time is up, or after `most` LP solves); returns the
+        Lagrangian slack of the last pricing, -inf unless converged."""
+        for n in range(most + 1):
+            if stop():
+                break
             left = until - time.monotonic()
             if left <= 0 or not master.solve(left):
-                return n, -math.inf
-            n += 1
+                break
+            if n == most:  # the LP is solved over the last rows added; stop there
+                break
             added, slack = price_round(*master.duals())
             if added == 0:
-                return n, slack
-        return n, -math.inf
+                return slack
+        return -math.inf
 
     # round 0: every employee's cheapest row on requests alone, a roster at once
     rows0, hard0 = pricer.price(
-        np.ascontiguousarray(np.clip(pen * SCALE, -COST_LIMIT, COST_LIMIT)), skip)
+        np.ascontiguousarray(np.clip(pen * SCALE, -COST_LIMIT, COST_LIMIT)))
     priced(e)
     for emp in range(e):
         if hard0[emp] == 0:
             master.add(emp, rows0[emp], row_cost(emp, rows0[emp]))
     if all(hard0 == 0):
-        consider(rows0.copy())
-    _, slack = generate(min(deadline, root_deadline))
+        consider(rows0)
+    slack = generate(min(deadline, root_deadline))
     if slack == -math.inf:
         # no root LP in time (Instance 12 needs ~4 s), or some employee's rows cannot be priced
         # (state space too large for the DP): a dive from such an LP is a guess, and the time
         # is the GA's
-        return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=None,
-                             proven_optimal=False)
+        return ColumnOutcome(penalty=best[0], lower_bound=None, proven_optimal=False)
     # Lagrangian bound: LP value plus each employee's most negative reduced cost (the DP
     # enumerates a superset of the rule-abiding rows), less the rounding of the prices
     lower = master.objective() + slack - e * d * 0.5 / SCALE
@@ -359,14 +349,13 @@ def solve_by_columns(
         if roster is None:
             break
         consider(roster)
-    return ColumnOutcome(roster=best_roster[0], penalty=best[0], lower_bound=lower,
-                         proven_optimal=proven())
+    return ColumnOutcome(penalty=best[0], lower_bound=lower, proven_optimal=proven())
 
 
 def _dive(
     master: _Master,
     fixed: dict[tuple[int, int], int],
-    generate: Callable[..., tuple[int, float]],
+    generate: Callable[..., float],
     stop: Callable[[], bool],
     deadline: float,
     *,

@@ -68,7 +68,7 @@ def test_priced_rows_are_no_dearer_than_any_row_we_know() -> None:
     rng = np.random.default_rng(3)
     for _ in range(5):
         cost = rng.integers(-5000, 5000, size=(e, d, s + 1)).astype(np.int64)
-        rows, hard = pricer.price(np.ascontiguousarray(cost), np.zeros(e, dtype=np.uint8))
+        rows, hard = pricer.price(np.ascontiguousarray(cost))
         assert (hard >= 0).all()
         days = np.arange(d)
         for emp in range(e):

@@ -147,8 +147,8 @@ int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int6
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out);
 
 /*
- * Pricing for column generation (csolver/column_generation.py): for every employee e with
- * skip[e] == 0, the cheapest row that keeps all of e's rules (fixed days off, skills, shift
+ * Pricing for column generation (csolver/column_generation.py): for every employee e, the
+ * cheapest row that keeps all of e's rules (fixed days off, skills, shift
  * rotation, run lengths, the minutes window, weekends, per-type maxima), where value v on day
  * d costs cell_cost[(e * D + d) * (S + 1) + v] (v = S: the day off) and the other rows play no
  * part. Layout: cell_cost is E*D*(S+1) int64, each in [-2^40, 2^40] or GR_FORBIDDEN (the value
@@ -156,12 +156,12 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
  *
  * hard_out[e] = 0: rows_out's row e is rule-abiding and cheapest. > 0: the row is cheapest
  * among the rows the DP enumerates, but it breaks a second per-type maximum (the DP counts at
- * most one type) and so it is not a valid column. -1: skipped, no row exists, or the row's
+ * most one type) and so it is not a valid column. -1: no row exists, or the row's
  * state space is too large for the DP (then rows_out's row e is all -1).
  * Returns GR_OK or a negative error code (the problem is validated first).
  */
 #define GR_FORBIDDEN INT64_MAX
-int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
-                  int32_t *rows_out, int64_t *hard_out);
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                  int64_t *hard_out);
 
 #endif

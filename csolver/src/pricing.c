@@ -11,13 +11,13 @@
 
 #define COST_LIMIT ((int64_t)1 << 40)
 
-int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *skip,
-                  int32_t *rows_out, int64_t *hard_out)
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                  int64_t *hard_out)
 {
     int rc = gr_validate(p);
     if (rc != GR_OK)
         return rc;
-    if (!cell_cost || !skip || !rows_out || !hard_out)
+    if (!cell_cost || !rows_out || !hard_out)
         return GR_ERR_NULL;
     const int32_t E = p->n_employees, D = p->n_days, V = p->n_shifts + 1;
     const int64_t n_cost = (int64_t)E * D * V;
@@ -42,14 +42,11 @@ int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, const uint8_t *
     gr_state_load(&st, st.roster);
     for (int32_t e = 0; e < E; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
-        hard_out[e] = -1;
-        memcpy(row, blank, (size_t)D * sizeof *row);
-        if (skip[e])
-            continue;
         st.price = cell_cost + (int64_t)e * D * V;
         int ok = gr_row_dp(&st, e, row);
         st.price = NULL;
         if (!ok) {
+            hard_out[e] = -1;
             memcpy(row, blank, (size_t)D * sizeof *row);
             continue;
         }
