@@ -16,14 +16,13 @@ another, so compare builds with `--seeds`, which runs every instance once
 per seed and ends with the per-instance means and, per instance, the runs that ended above its
 fewest uncovered (the cover lottery, apart from the request polish); `--jobs N` runs N solves
 at once in separate processes (one per core: the evals/s column then shares the machine).
-The benchmark folder is `SHIFTSTREAM_BENCH_DIR`, else `../shared/bench/curtois` from the repo.
+The benchmark folder is `SHIFTSTREAM_BENCH_DIR`, else the repo's `bench/curtois`.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 import threading
 import time
@@ -38,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from csolver import COLUMN_SHARE, solve_generetic  # noqa: E402
 from shared.roster.compiled import Problem, compile_request  # noqa: E402
-from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.curtois import bench_dir, load_curtois  # noqa: E402
 from shared.roster.evaluator import evaluate  # noqa: E402
 from shared.roster.rules import cover_counts  # noqa: E402
 from shared.roster.solving import SolveControl, SolverRun  # noqa: E402
@@ -46,11 +45,6 @@ from shared.roster.solving import SolveControl, SolverRun  # noqa: E402
 # generate(employees=80, shifts=200, seed=1): optimum 3, proven in ~1 s by OR-Tools CP-SAT
 # (bench/cpsat_optimum.py --generated 1); seeds 2 and 3: 2 and 4.
 GENERATED_OPTIMUM = 3
-
-
-def bench_dir() -> Path:
-    env = os.environ.get("SHIFTSTREAM_BENCH_DIR")
-    return Path(env) if env else REPO.parent / "shared" / "bench" / "curtois"
 
 
 def parse_range(text: str) -> list[int]:

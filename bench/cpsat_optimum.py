@@ -2,7 +2,7 @@
 
     pip install ortools   # not a dependency of ShiftStream: an analysis tool only
     .venv/bin/python bench/cpsat_optimum.py --generated 1 [--time 120]
-    .venv/bin/python bench/cpsat_optimum.py --curtois ../shared/bench/curtois/Instance1.txt
+    .venv/bin/python bench/cpsat_optimum.py --curtois bench/curtois/Instance1.txt
 
 The same rules as shared/roster/rules.py, stated as constraints on the compiled arrays: one value
 per cell, fixed days off, skills, per-type maximum, the minutes window, rotation, run bounds with

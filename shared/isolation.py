@@ -31,7 +31,8 @@ from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
 from shared.roster.model import Implementation, SolveRequest, SolveResult
-from shared.roster.solving import SolveControl, solve_request
+from shared.roster.solving import SolveControl
+from shared.solving.dispatch import solve_request
 
 # The child copies its progress out this often, and looks at the shared cancel Event as often;
 # together with the parent's poll this keeps cancel far inside the 200 ms budget.

@@ -20,7 +20,7 @@ from shared import contracts, events
 from shared.intake_parser import BODY_FIELDS, HEADER_FIELDS
 from shared.messages import ErrorClass, Outcome, OutcomeKind
 from shared.roster.model import Implementation, SolveRequest
-from shared.roster.solving import solve_request
+from shared.solving.dispatch import solve_request
 from tests.requests import tiny_request
 
 SCHEMAS = contracts.SCHEMA_DIR

@@ -18,7 +18,8 @@ from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
 from shared.roster.model import Implementation
-from shared.roster.solving import SolveControl, SolverRun, get_solver
+from shared.roster.solving import SolveControl, SolverRun
+from shared.solving.dispatch import get_solver
 from tests.csolver_helpers import instance
 
 

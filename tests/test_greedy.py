@@ -13,7 +13,8 @@ from shared.roster.evaluator import build_result, evaluate
 from shared.roster.generator import generate
 from shared.roster.greedy import solve_greedy
 from shared.roster.model import Implementation, SolveRequest
-from shared.roster.solving import SolveControl, solve_request
+from shared.roster.solving import SolveControl
+from shared.solving.dispatch import solve_request
 
 CURTOIS = [f"Instance{i}" for i in range(1, 13)]
 

@@ -33,7 +33,8 @@ from shared.roster.model import (
     SolverOptions,
 )
 from shared.roster.parse import InvalidRequest, parse_request
-from shared.roster.solving import SolveControl, SolverUnavailable, solve_request
+from shared.roster.solving import SolveControl, SolverUnavailable
+from shared.solving.dispatch import solve_request
 
 EXIT_INFEASIBLE = 1
 EXIT_INVALID = 2

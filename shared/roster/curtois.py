@@ -57,12 +57,11 @@ class CurtoisFormatError(ValueError):
 
 
 def bench_dir() -> Path:
-    """Where the benchmark instances live: `SHIFTSTREAM_BENCH_DIR`, else next to the repo."""
+    """Where the benchmark instances live: `SHIFTSTREAM_BENCH_DIR`, else `bench/curtois` here."""
     env = os.environ.get("SHIFTSTREAM_BENCH_DIR")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    return repo.parent / "shared" / "bench" / "curtois"
+    return Path(__file__).resolve().parents[2] / "bench" / "curtois"
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Solving a request: picking the implementation and scoring its roster."""
