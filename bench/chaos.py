@@ -42,10 +42,10 @@ import redis
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from shared.devrunner import EmbeddedServer, Supervisor, service_env  # noqa: E402
+from shared.cli.devrunner import EmbeddedServer, Supervisor, service_env  # noqa: E402
+from shared.names import Names  # noqa: E402
 from shared.roster.generator import generate  # noqa: E402
 from shared.settings import Settings  # noqa: E402
-from shared.streams import Names  # noqa: E402
 
 T = TypeVar("T")
 KILLABLE = ("solver", "fallback", "triage", "notifier")

@@ -40,7 +40,7 @@ CATEGORIES: list[tuple[str, tuple[str, ...]]] = [
                                    "numpy/")),
     ("pydantic (request parse, models, JSON)", ("pydantic", "shared/roster/parse.py",
                                                 "json/")),
-    ("logging", ("logging/", "shared/logs.py")),
+    ("logging", ("logging/", "shared/observability/logs.py")),
     ("OpenTelemetry", ("opentelemetry",)),
     ("redis-py client", ("redis/",)),
     ("threads (anyio/to_thread, executor)", ("anyio/", "threading.py", "concurrent/futures",

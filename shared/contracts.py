@@ -4,8 +4,8 @@
     python -m shared.contracts --check    # exit 1 if the committed files are out of date
 
 Everything is generated from the pydantic models (the request and result in
-`shared.roster.model`, the public entries in `shared.events`, the internal records in
-`shared.messages`), so the documents cannot say something the code does not accept; the
+`shared.roster.model`, the public entries in `shared.jobs.events`, the internal records in
+`shared.jobs.messages`), so the documents cannot say something the code does not accept; the
 contract test regenerates in memory and fails when the committed files drift.
 
 The AsyncAPI document comes from a docs-only FastStream app rather than from the service apps:
@@ -28,10 +28,10 @@ from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import BaseModel, TypeAdapter
 
-from shared import events, messages
+from shared.jobs import events, messages
+from shared.names import Names
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import Settings
-from shared.streams import Names
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "docs" / "schemas"

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import redis
 
-from shared.devrunner import EmbeddedServer, Supervisor, service_env
+from shared.cli.devrunner import EmbeddedServer, Supervisor, service_env
+from shared.names import Names
 from shared.roster.generator import generate
 from shared.settings import Settings
-from shared.streams import Names
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,11 +27,13 @@ import jsonschema
 import pytest
 import redis
 
-from shared.devrunner import SERVICES, Supervisor, free_port, server_binary, service_env
-from shared.lua import source
+from shared.cli.devrunner import SERVICES, Supervisor, free_port, server_binary, service_env
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 from tests.conftest import FAST_ENV, request_json
+
+EMIT_EVENT = (Path(__file__).parents[1] / "services/notifier/emit_event.lua").read_text()
+PROMOTE_DUE = (Path(__file__).parents[1] / "shared/jobs/promote_due.lua").read_text()
 
 ROOT = Path(__file__).resolve().parent.parent
 USERS = (*SERVICES, "monolith", "keda", "admin")
@@ -222,7 +224,7 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     """Commands inside Lua are ACL-checked: each script must fit its caller's rights."""
     n = acl_server.names
     notifier = acl_server.client("notifier")
-    emit = notifier.register_script(source("emit_event"))
+    emit = notifier.register_script(EMIT_EVENT)
     entry = emit(
         keys=[n.terminal("s1"), n.events],
         args=["1", "60", "1000", "type", "solver.failed", "job_id", "s1"],
@@ -231,12 +233,12 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     assert emit(keys=[n.terminal("s1"), n.events], args=["1", "60", "1000", "type", "x"]) is None
     triage = acl_server.client("triage")
     triage.zadd(n.schedule, {"member": 0})
-    promote = triage.register_script(source("promote_due"))
+    promote = triage.register_script(PROMOTE_DUE)
     assert promote(keys=[n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"])
     # The same script under a user without the key is refused, inside the script.
     solver = acl_server.client("solver")
     with pytest.raises(redis.ResponseError):
-        solver.register_script(source("emit_event"))(
+        solver.register_script(EMIT_EVENT)(
             keys=[n.terminal("s2"), n.events], args=["1", "60", "1000", "type", "x"]
         )
 
@@ -286,7 +288,7 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
         # Liveness probe under the service's own user sees its consumers reading.
         for service in SERVICES:
             probe = subprocess.run(
-                [sys.executable, "-m", "shared.health",
+                [sys.executable, "-m", "shared.observability.health",
                  "--service", service, "--check", "live", "--max-idle", "30"],
                 env={**service_env(acl_server.url(service), env), "CONSUMER_NAME": service},
                 cwd=ROOT, capture_output=True, text=True, timeout=30,

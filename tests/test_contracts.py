@@ -16,9 +16,10 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 from referencing import Registry, Resource
 
-from shared import contracts, events
-from shared.intake_parser import BODY_FIELDS, HEADER_FIELDS
-from shared.messages import ErrorClass, Outcome, OutcomeKind
+from services.intake.parser import BODY_FIELDS, HEADER_FIELDS
+from shared import contracts
+from shared.jobs import events
+from shared.jobs.messages import ErrorClass, Outcome, OutcomeKind
 from shared.roster.model import Implementation, SolveRequest
 from shared.solving.dispatch import solve_request
 from tests.requests import tiny_request

@@ -1,4 +1,5 @@
-"""shared.health against a real server: the probe must fail exactly when a consumer is stuck."""
+"""shared.observability.health against a real server: the probe fails exactly when a consumer
+is stuck."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import uuid
 import pytest
 import redis
 
-from shared.devrunner import EmbeddedServer
-from shared.health import check, main
+from shared.cli.devrunner import EmbeddedServer
+from shared.names import Names
+from shared.observability.health import check, main
 from shared.settings import Settings
-from shared.streams import Names
 
 
 def test_probe_tells_stuck_from_idle(redis_server: EmbeddedServer) -> None:

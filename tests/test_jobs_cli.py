@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.devrunner import reachable
+from shared.cli.devrunner import reachable
 from tests.conftest import ROOT, Stack, request_json
 
 pytestmark = pytest.mark.redis

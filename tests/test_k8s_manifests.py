@@ -21,8 +21,8 @@ import pytest
 import yaml
 from jsonschema.validators import Draft202012Validator
 
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "infra" / "k8s"
@@ -171,7 +171,7 @@ def test_deployments_drain_and_probe() -> None:
             assert graceful > limit, f"{name}: a maximal solve cannot finish within the drain"
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             cmd = c[probe]["exec"]["command"]
-            assert cmd[:3] == ["python", "-m", "shared.health"], (name, probe)
+            assert cmd[:3] == ["python", "-m", "shared.observability.health"], (name, probe)
             assert cmd[cmd.index("--service") + 1] == name
         live = c["livenessProbe"]["exec"]["command"]
         max_idle = float(live[live.index("--max-idle") + 1])

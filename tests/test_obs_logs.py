@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from shared.logs import configure_logging, job_context
-from shared.tracing import job_scope
+from shared.observability.logs import configure_logging, job_context
+from shared.observability.tracing import job_scope
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_solve_span_records_progress_and_figures() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from shared.tracing import record_failure, solve_span
+    from shared.observability.tracing import record_failure, solve_span
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

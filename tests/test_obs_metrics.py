@@ -6,7 +6,7 @@ from typing import Any
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from shared.metrics import Metrics, meter_provider, prometheus_reader
+from shared.observability.metrics import Metrics, meter_provider, prometheus_reader
 
 
 def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:

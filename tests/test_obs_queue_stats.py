@@ -12,10 +12,10 @@ import typer
 from typer.testing import CliRunner
 
 from shared.cli import ops
-from shared.devrunner import EmbeddedServer
-from shared.queue_stats import collect, percentile
+from shared.cli.devrunner import EmbeddedServer
+from shared.names import Names
+from shared.observability.queue_stats import collect, percentile
 from shared.settings import Settings
-from shared.streams import Names
 
 pytestmark = pytest.mark.redis
 

@@ -1,6 +1,7 @@
 """Spans carry the job: `job.id` on every hop, the attempt, the error class, the solve figures.
 
-Needs the handlers to call `shared.tracing.job_scope` / `solve_span` (docs/observability.md).
+Needs the handlers to call `shared.observability.tracing.job_scope` / `solve_span`
+(docs/observability.md).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from shared.cli import ops
-from shared.waterfall import build_tree, load_traces, render_job, traces_of_job, walk
+from shared.cli.waterfall import build_tree, load_traces, render_job, traces_of_job, walk
 
 
 def _provider(service: str, path: Path) -> TracerProvider:

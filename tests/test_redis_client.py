@@ -10,8 +10,8 @@ import time
 import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from shared.devrunner import EmbeddedServer
-from shared.redis_client import timed_client
+from shared.cli.devrunner import EmbeddedServer
+from shared.streaming.redis_client import timed_client
 
 pytestmark = pytest.mark.redis
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.devrunner import EmbeddedServer
+from shared.cli.devrunner import EmbeddedServer
 from tests.conftest import FAST_ENV, ROOT, Stack, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
@@ -76,8 +76,8 @@ def health(stack: Stack, service: str, max_idle: float) -> subprocess.CompletedP
         "PYTHONPATH": str(ROOT),
     }
     return subprocess.run(
-        [sys.executable, "-m", "shared.health", "--service", service, "--check", "live",
-         "--max-idle", str(max_idle)],
+        [sys.executable, "-m", "shared.observability.health", "--service", service,
+         "--check", "live", "--max-idle", str(max_idle)],
         env=env,
         capture_output=True,
         text=True,

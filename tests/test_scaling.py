@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from shared.devrunner import EmbeddedServer
+from shared.cli.devrunner import EmbeddedServer
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 from tests.conftest import FAST_ENV, ROOT, request_json
 
 pytestmark = pytest.mark.redis

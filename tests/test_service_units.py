@@ -12,16 +12,16 @@ from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from faststream.redis.parser.parsers import RedisBatchStreamParser, SimpleParserConfig
 
-from shared.batch_codec import batch_decoder, batch_parser
-from shared.hop import envelope
-from shared.intake import parse_not_before
-from shared.intake_parser import intake_body, intake_parser, lift_flat_fields, normalize
-from shared.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
-from shared.progress import MESSAGES, ProgressReporter, message_for
-from shared.retry import backoff_ceiling, backoff_delay
+from services.intake.intake import parse_not_before
+from services.intake.parser import intake_body, intake_parser, lift_flat_fields, normalize
+from services.triage.backoff import backoff_ceiling, backoff_delay
+from shared.jobs.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
+from shared.names import Names
 from shared.roster.solving import Progress
 from shared.settings import Settings
-from shared.streams import Names
+from shared.solving.progress import MESSAGES, ProgressReporter, message_for
+from shared.streaming.codec import batch_decoder, batch_parser
+from shared.streaming.hop import envelope
 
 # --------------------------------------------------------------------------- backoff
 
@@ -240,11 +240,11 @@ def test_names_take_the_prefix_and_share_hash_tags() -> None:
 
 
 def test_gc_tuning_still_reclaims_reference_cycles_on_its_own() -> None:
-    """A service collects less often (shared/gc_tuning.py), but cycles must not pile up."""
+    """A service collects less often (shared/streaming/gc_tuning.py); cycles must not pile up."""
     import gc
     import weakref
 
-    from shared.gc_tuning import YOUNG_THRESHOLD, tune_for_service
+    from shared.streaming.gc_tuning import YOUNG_THRESHOLD, tune_for_service
 
     before = gc.get_threshold()
     try:
@@ -274,7 +274,7 @@ def test_gc_tuning_still_reclaims_reference_cycles_on_its_own() -> None:
 def test_hiredis_packing_sends_the_bytes_redis_py_would() -> None:
     from redis.asyncio.connection import Connection
 
-    from shared.redis_connection import HiredisConnection
+    from shared.streaming.redis_connection import HiredisConnection
 
     commands: list[tuple[Any, ...]] = [
         ("XADD", "solver.jobs", "MAXLEN", "~", 10_000, "*", b"__data__", b"\x00\xff" * 900),
@@ -295,7 +295,7 @@ def test_hiredis_packing_refuses_what_redis_py_refuses(bad: Any) -> None:
     from redis.asyncio.connection import Connection
     from redis.exceptions import DataError
 
-    from shared.redis_connection import HiredisConnection
+    from shared.streaming.redis_connection import HiredisConnection
 
     for conn in (HiredisConnection(), Connection()):
         with pytest.raises(DataError):
@@ -305,7 +305,7 @@ def test_hiredis_packing_refuses_what_redis_py_refuses(bad: Any) -> None:
 def test_connection_class_follows_the_url_scheme() -> None:
     from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
 
-    from shared.redis_connection import connection_class
+    from shared.streaming.redis_connection import connection_class
 
     assert issubclass(connection_class("rediss://h:6380/0"), SSLConnection)
     assert issubclass(connection_class("unix:///run/redis.sock"), UnixDomainSocketConnection)

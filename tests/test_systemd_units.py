@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS = ROOT / "infra" / "systemd"

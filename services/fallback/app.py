@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from faststream.redis import RedisStreamMessage
 
-from shared.broker import build_service
-from shared.messages import FallbackJob
-from shared.solve_worker import SolveWorker
+from shared.jobs.messages import FallbackJob
+from shared.solving.worker import SolveWorker
+from shared.streaming.broker import build_service
 
 service = build_service("fallback")
 stream, group = service.names.groups["fallback"]

@@ -1,4 +1,4 @@
 from services.intake.app import service
-from shared.runner import run
+from shared.streaming.runner import run
 
 run(service.app)

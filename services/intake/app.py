@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shared.broker import build_service
-from shared.intake import Intake
-from shared.intake_parser import intake_body, intake_parser
-from shared.messages import IntakeEntry
+from services.intake.intake import Intake
+from services.intake.parser import intake_body, intake_parser
+from shared.jobs.messages import IntakeEntry
+from shared.streaming.broker import build_service
 
 service = build_service("intake")
 intake = Intake(service)

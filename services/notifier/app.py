@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shared.broker import build_service
-from shared.messages import Outcome
-from shared.notifier import Notifier
+from services.notifier.notifier import Notifier
+from shared.jobs.messages import Outcome
+from shared.streaming.broker import build_service
 
 service = build_service("notifier")
 notifier = Notifier(service)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shared.broker import build_service
-from shared.messages import Job
-from shared.solve_worker import SolveWorker
+from shared.jobs.messages import Job
+from shared.solving.worker import SolveWorker
+from shared.streaming.broker import build_service
 
 service = build_service("solver")
 stream, group = service.names.groups["solver"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from faststream.redis import RedisStreamMessage
 
-from shared.broker import build_service
-from shared.messages import FailureRecord
-from shared.triage import Triage
+from services.triage.triage import Triage
+from shared.jobs.messages import FailureRecord
+from shared.streaming.broker import build_service
 
 service = build_service("triage")
 triage = Triage(service)

@@ -25,9 +25,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from shared.client import Client
-from shared.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
-from shared.dlq import DeadLetters, Entry, ReplayError
+from shared.cli.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
+from shared.jobs.client import Client
+from shared.jobs.dead_letters import DeadLetters, Entry, ReplayError
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import DEFAULT_REDIS_URL, Settings
 
@@ -335,7 +335,7 @@ def dead_replay(
 
     An operator's explicit decision: the job id gets a second lifecycle (a new `accepted` and
     exactly one new terminal event). Guard, idempotency key and record are cleared and the
-    request re-enters intake in one atomic step (shared/scripts/replay_dead.lua).
+    request re-enters intake in one atomic step (shared/jobs/replay_dead.lua).
     """
     if (dead_letter_id is None) == (not replay_all):
         err.print("give one dead letter id, or --all")

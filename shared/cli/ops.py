@@ -18,11 +18,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from shared.queue_stats import QueueStats, collect
+from shared.cli.waterfall import render_job
+from shared.names import Names
+from shared.observability.queue_stats import QueueStats, collect
+from shared.observability.telemetry import DEFAULT_TRACE_FILE
 from shared.settings import Settings
-from shared.streams import Names
-from shared.telemetry import DEFAULT_TRACE_FILE
-from shared.waterfall import render_job
 
 # Ages and lags past these are shown in colour: a consumer idle longer than the reclaim time is
 # dead or stuck, and a lag that does not drain is a service that is down or under-scaled.

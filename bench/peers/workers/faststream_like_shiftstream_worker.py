@@ -3,7 +3,7 @@
 Each habit is switched on by an environment variable, so that its cost on one hop can be read
 off against the bare `faststream` peer (see bench/README.md, "Where the time goes"):
 
-- FS_MAX_RECORDS=1   one entry per XREADGROUP (shared/broker.py reads this way)
+- FS_MAX_RECORDS=1   one entry per XREADGROUP (shared/streaming/broker.py reads this way)
 - FS_MSG_PARAM=1     the handler takes `msg: RedisStreamMessage` (fast_depends resolves it with
                      a sync `Context.use`, i.e. one anyio worker-thread hop per message)
 - FS_DELIVERY_COUNT=1  `await msg.get_delivery_count()` per message (one XPENDING)

@@ -19,15 +19,15 @@ from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from redis.asyncio.connection import Connection
 from redis.exceptions import ResponseError
 
-from shared.batch_codec import EntryBody, batch_decoder, batch_parser, envelope_body
-from shared.hop import BatchHandler, Delivery, send, text
-from shared.logs import configure_logging
-from shared.metrics import Metrics, meter_provider
-from shared.redis_client import timed_client
-from shared.redis_connection import connection_class
+from shared.names import Names
+from shared.observability.logs import configure_logging
+from shared.observability.metrics import Metrics, meter_provider
+from shared.observability.telemetry import tracer_provider
 from shared.settings import Settings
-from shared.streams import Names
-from shared.telemetry import tracer_provider
+from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
+from shared.streaming.hop import BatchHandler, Delivery, send, text
+from shared.streaming.redis_client import timed_client
+from shared.streaming.redis_connection import connection_class
 
 log = logging.getLogger("shiftstream")
 
@@ -113,10 +113,10 @@ class Service:
     ) -> None:
         """Feed `handler` lists of `Delivery[model]`: `readers` batch readers and one reclaimer.
 
-        See shared/hop.py for the rules a batch keeps. Each reader has its own consumer name and
-        reads at most `max_batch` entries, decoded by shared/batch_codec.py (`entry_body` splits
-        one entry into its JSON body and headers); the reclaimer hands its one entry, parsed by
-        `parser` (FastStream's when None), over as a batch of one.
+        See shared/streaming/hop.py for the rules a batch keeps. Each reader has its own consumer
+        name and reads at most `max_batch` entries, decoded by shared/streaming/codec.py
+        (`entry_body` splits one entry into its JSON body and headers); the reclaimer hands its one
+        entry, parsed by `parser` (FastStream's when None), over as a batch of one.
         """
         self._groups.append((stream, group))
         base = self.settings.consumer_name

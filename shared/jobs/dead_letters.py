@@ -23,10 +23,10 @@ from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from pydantic import ValidationError
 
-from shared.lua import source
-from shared.messages import DeadLetter
+from shared.jobs.messages import DeadLetter
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
+from shared.streaming.lua import script
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class DeadLetters:
         self.redis = client
         self.settings = settings
         self.names = Names.from_settings(settings)
-        self._replay = client.register_script(source("replay_dead"))
+        self._replay = client.register_script(script(__file__, "replay_dead"))
 
     def _decode(self, entry_id: Any, fields: dict[Any, Any]) -> Entry:
         data = fields.get(bDATA_KEY)

@@ -11,11 +11,8 @@ from typing import Any
 
 from opentelemetry import trace
 
-from shared.broker import Service
-from shared.hop import Delivery, entry_span
-from shared.idempotency import claim_many
-from shared.jobs import JobRecords, JobState
-from shared.messages import (
+from shared.jobs.idempotency import claim_many
+from shared.jobs.messages import (
     ErrorClass,
     FailureRecord,
     IntakeEntry,
@@ -25,9 +22,12 @@ from shared.messages import (
     Severity,
     now,
 )
+from shared.jobs.records import JobRecords, JobState
+from shared.jobs.schedule import Schedule
+from shared.observability.tracing import job_scope, record_failure
 from shared.roster.parse import InvalidRequest, parse_request
-from shared.schedule import Schedule
-from shared.tracing import job_scope, record_failure
+from shared.streaming.broker import Service
+from shared.streaming.hop import Delivery, entry_span
 
 log = logging.getLogger("shiftstream.intake")
 MAX_JOB_ID = 128

@@ -54,7 +54,7 @@ HANG_NAME = "__hang__"
 
 _ctx = multiprocessing.get_context("forkserver")
 # Imported once in the fork server, so each child starts with numpy, cffi and the solver loaded.
-_ctx.set_forkserver_preload(["shared.isolation", "shared.roster.evaluator", "csolver"])
+_ctx.set_forkserver_preload(["shared.solving.isolation", "shared.roster.evaluator", "csolver"])
 
 
 class SolverCrashed(RuntimeError):

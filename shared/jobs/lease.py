@@ -78,7 +78,8 @@ async def lease(
     # Stopped by an event, not by cancelling: a cancel that lands while redis-py is inside a
     # command can be turned into a connection error, which the loop's `except` then took for a
     # blip; the task kept renewing, "cancelling" for ever, and the handler waiting for it hung
-    # with its whole batch pending (a chaos run caught it with `kill -USR1`, shared/runner.py).
+    # with its whole batch pending (a chaos run caught it with `kill -USR1`,
+    # shared/streaming/runner.py).
     task = asyncio.create_task(loop())
     try:
         yield

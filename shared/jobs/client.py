@@ -15,10 +15,10 @@ import redis.asyncio as aioredis
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
-from shared.jobs import JobRecords
-from shared.messages import DeadLetter
+from shared.jobs.messages import DeadLetter
+from shared.jobs.records import JobRecords
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 
 TERMINAL_TYPES = {"solver.completed", "solver.failed"}
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from shared.lua import source
-from shared.messages import Outcome
-from shared.streams import Names
+from shared.jobs.messages import Outcome
+from shared.names import Names
+from shared.streaming.lua import script
 
 
 class EventWriter:
@@ -17,7 +17,7 @@ class EventWriter:
         self.names = names
         self.maxlen = maxlen
         self.guard_ttl = guard_ttl
-        self._emit = redis.register_script(source("emit_event"))
+        self._emit = redis.register_script(script(__file__, "emit_event"))
 
     def _args(self, outcome: Outcome) -> tuple[list[str], list[str | int]]:
         args: list[str | int] = ["1" if outcome.kind.terminal else "0", self.guard_ttl, self.maxlen]

@@ -8,9 +8,8 @@ import logging
 import uuid
 from typing import Any
 
-from shared.broker import Service
-from shared.jobs import JobRecords, JobState
-from shared.messages import (
+from services.triage.backoff import backoff_delay
+from shared.jobs.messages import (
     AttemptError,
     DeadLetter,
     ErrorClass,
@@ -20,9 +19,10 @@ from shared.messages import (
     Severity,
     now,
 )
-from shared.retry import backoff_delay
-from shared.schedule import Schedule
-from shared.tracing import job_scope
+from shared.jobs.records import JobRecords, JobState
+from shared.jobs.schedule import Schedule
+from shared.observability.tracing import job_scope
+from shared.streaming.broker import Service
 
 log = logging.getLogger("shiftstream.triage")
 

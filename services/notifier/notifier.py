@@ -7,12 +7,12 @@ from typing import Any
 
 from redis.exceptions import NoScriptError
 
-from shared.broker import Service
-from shared.event_writer import EventWriter, entry_id
-from shared.hop import Delivery, entry_span
-from shared.jobs import JobRecords, JobState
-from shared.messages import Outcome, OutcomeKind
-from shared.tracing import job_scope
+from services.notifier.event_writer import EventWriter, entry_id
+from shared.jobs.messages import Outcome, OutcomeKind
+from shared.jobs.records import JobRecords, JobState
+from shared.observability.tracing import job_scope
+from shared.streaming.broker import Service
+from shared.streaming.hop import Delivery, entry_span
 
 log = logging.getLogger("shiftstream.notifier")
 

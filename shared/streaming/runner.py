@@ -10,7 +10,7 @@ import sys
 import uvloop
 from faststream import FastStream
 
-from shared.gc_tuning import tune_for_service
+from shared.streaming.gc_tuning import tune_for_service
 
 # Exit status of a service whose subscriber FastStream stopped for good (EX_SOFTWARE).
 SUBSCRIBER_LOST = 70

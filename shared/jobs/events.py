@@ -4,8 +4,8 @@ Both public streams carry flat string fields (DESIGN §3), because a producer or
 language must need nothing but XADD and XREADGROUP. These models describe those fields exactly
 as they are on the wire, every value a string, so that the JSON Schema generated from them
 (`shared.contracts`) is what a Node or Ruby client really sees. They are not the internal
-records: `shared.messages.IntakeEntry` is the tolerant parse of an intake entry (garbage must
-be reported, not crash) and `shared.messages.Outcome.event_fields()` writes the events; the
+records: `shared.jobs.messages.IntakeEntry` is the tolerant parse of an intake entry (garbage must
+be reported, not crash) and `shared.jobs.messages.Outcome.event_fields()` writes the events; the
 contract tests hold both to these models.
 
 Consumers must ignore fields they do not know: adding an optional field is a compatible change
@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.messages import ErrorClass
+from shared.jobs.messages import ErrorClass
 from shared.roster.model import Implementation
 
 # Wire formats of the stringified numbers, as patterns so non-Python clients can check them.

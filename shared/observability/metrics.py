@@ -1,7 +1,8 @@
 """Per-service OpenTelemetry metrics: what a service did, as counters and histograms.
 
 `Metrics(service)` is the small API handlers call (`job_in()`, `solve_time(ms, solver)` ...).
-`meter_provider(service)` decides where the numbers go, like `shared.telemetry` does for spans:
+`meter_provider(service)` decides where the numbers go, like `shared.observability.telemetry`
+does for spans:
 
 - OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (the same collector as the traces),
 - else an OTLP JSON-lines file beside the trace file in dev mode (`metrics.jsonl`),
@@ -182,7 +183,7 @@ def _metric_readers(settings_trace_file: str | None, dev: bool) -> list[MetricRe
     elif settings_trace_file or dev:
         from opentelemetry.exporter.otlp.json.file import FileMetricExporter
 
-        from shared.telemetry import DEFAULT_TRACE_FILE
+        from shared.observability.telemetry import DEFAULT_TRACE_FILE
 
         path = Path(settings_trace_file or DEFAULT_TRACE_FILE).with_name("metrics.jsonl")
         path.parent.mkdir(parents=True, exist_ok=True)

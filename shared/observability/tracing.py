@@ -8,7 +8,7 @@ that:
     with job_scope(job.job_id, attempt=job.attempt):
         ...
 
-which also puts the job id on every log line of the handler (`shared.logs`).
+which also puts the job id on every log line of the handler (`shared.observability.logs`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from shared.logs import job_context
+from shared.observability.logs import job_context
 
 TRACER_NAME = "shiftstream"
 

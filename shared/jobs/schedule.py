@@ -14,10 +14,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from shared.hop import encode_entry
-from shared.lua import source
-from shared.messages import Job
-from shared.streams import Names
+from shared.jobs.messages import Job
+from shared.names import Names
+from shared.streaming.hop import encode_entry
+from shared.streaming.lua import script
 
 
 class Schedule:
@@ -25,7 +25,7 @@ class Schedule:
         self.redis = redis
         self.names = names
         self.maxlen = maxlen
-        self._promote = redis.register_script(source("promote_due"))
+        self._promote = redis.register_script(script(__file__, "promote_due"))
 
     async def add(self, job: Job, due: float, client: Any = None) -> None:
         """`client` may be a pipeline: the write then goes with the caller's others."""

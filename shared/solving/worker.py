@@ -12,18 +12,8 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from shared.broker import Service
-from shared.hop import Delivery, entry_span, requeue, tracing_on
-from shared.isolation import (
-    SolverTimedOut,
-    solve_direct,
-    solve_isolated,
-    switches_for,
-    warm_up,
-)
-from shared.jobs import TERMINAL_STATES, JobRecords, JobState, is_cancelled
-from shared.lease import lease
-from shared.messages import (
+from shared.jobs.lease import lease
+from shared.jobs.messages import (
     AttemptError,
     ErrorClass,
     FailureRecord,
@@ -34,11 +24,21 @@ from shared.messages import (
     Severity,
     now,
 )
-from shared.progress import ProgressReporter
+from shared.jobs.records import TERMINAL_STATES, JobRecords, JobState, is_cancelled
+from shared.observability.tracing import SolveSpan, job_scope, record_failure, solve_span
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.parse import InvalidRequest, parse_request
 from shared.roster.solving import SolveControl
-from shared.tracing import SolveSpan, job_scope, record_failure, solve_span
+from shared.solving.isolation import (
+    SolverTimedOut,
+    solve_direct,
+    solve_isolated,
+    switches_for,
+    warm_up,
+)
+from shared.solving.progress import ProgressReporter
+from shared.streaming.broker import Service
+from shared.streaming.hop import Delivery, entry_span, requeue, tracing_on
 
 log = logging.getLogger("shiftstream.solver")
 POLL_SECONDS = 0.1

@@ -6,7 +6,7 @@ The solver polls its control struct every 100 ms, far more often than a client w
 
 from __future__ import annotations
 
-from shared.messages import Outcome, OutcomeKind
+from shared.jobs.messages import Outcome, OutcomeKind
 from shared.roster.solving import Progress
 
 MESSAGES = (

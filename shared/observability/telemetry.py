@@ -42,6 +42,7 @@ def tracer_provider(service_name: str, settings: Settings) -> TracerProvider | N
         return None
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    # Global too, so the handlers' own spans (shared.tracing) join the middleware's traces.
+    # Global too, so the handlers' own spans (shared.observability.tracing) join the
+    # middleware's traces.
     trace.set_tracer_provider(provider)
     return provider

@@ -26,7 +26,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, Field
 
-from shared.streams import Names
+from shared.names import Names
 
 # Enough pending entries to find the longest idle one in practice, without XPENDING over a
 # backlog of millions.

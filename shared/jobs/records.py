@@ -11,9 +11,9 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from shared.messages import now
+from shared.jobs.messages import now
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 
 
 class JobState(StrEnum):

@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from shared.redis_connection import connection_class
+from shared.streaming.redis_connection import connection_class
 
 
 class RoundTripTimeout(aioredis.Redis):

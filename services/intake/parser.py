@@ -17,7 +17,7 @@ from faststream.message import StreamMessage
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
-from shared.hop import envelope
+from shared.streaming.hop import envelope
 
 BODY_FIELDS = ("type", "job_id", "payload", "not_before")
 HEADER_FIELDS = ("traceparent", "tracestate")
@@ -75,7 +75,8 @@ async def normalize(data: Mapping[Any, Any]) -> dict[bytes, bytes]:
 async def intake_parser(
     msg: Any, original_parser: Callable[[Any], Awaitable[StreamMessage[Any]]]
 ) -> StreamMessage[Any]:
-    # The reclaimer's one entry; batch reads go through shared/batch_codec.py with `intake_body`.
+    # The reclaimer's one entry; batch reads go through shared/streaming/codec.py with
+    # `intake_body`.
     data = msg.get("data")
     if isinstance(data, Mapping):
         msg = {**msg, "data": await normalize(data)}

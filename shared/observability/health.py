@@ -1,7 +1,7 @@
 """Health probe for one service process, for Kubernetes exec probes and systemd watchdogs.
 
-    python -m shared.health --service solver --check ready
-    python -m shared.health --service solver --check live --max-idle 60
+    python -m shared.observability.health --service solver --check ready
+    python -m shared.observability.health --service solver --check live --max-idle 60
 
 `ready`: Redis answers and the service's consumer group exists on its input stream.
 `live`: when entries wait in the group, the service's own consumers have read recently.
@@ -11,7 +11,7 @@ reading, the classic failure after a Redis failover or a lost connection. Redis 
 when each consumer last took an entry (XINFO CONSUMERS `idle`), and a reader that is free takes
 a waiting entry within milliseconds, so "entries wait (group lag > 0) and none of our consumers
 has taken one for longer than the longest solve" means the consume loop is stuck. A long solve
-keeps its claim fresh (shared/lease.py) and its reader reads again as soon as it is done, so
+keeps its claim fresh (shared/jobs/lease.py) and its reader reads again as soon as it is done, so
 `--max-idle` above the solve time limit never fires on a busy but healthy solver.
 
 The probe runs as a separate process and cannot know the service's pid, so it finds the
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import redis
 from redis.exceptions import RedisError, ResponseError
 
+from shared.names import Names
 from shared.settings import Settings
-from shared.streams import Names
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 
@@ -80,7 +80,7 @@ def check(
     freshest = min((int(c["idle"]) for c in mine), default=None)
     # A process whose loop hangs after taking an entry (it was delivered to a blocked read just
     # before) shows no lag at all: the entry sits in our pending list instead. A live holder
-    # renews its claim every third of RECLAIM_IDLE_MS (shared/lease.py), and a dead one's
+    # renews its claim every third of RECLAIM_IDLE_MS (shared/jobs/lease.py), and a dead one's
     # entries are reclaimed after RECLAIM_IDLE_MS, so an entry of ours idle past both bounds
     # is held by a stuck loop.
     stale = _stale_holds(client, stream, group, prefix, max(max_idle_ms, 2 * reclaim_idle_ms))
@@ -136,7 +136,9 @@ def _text(v: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m shared.health", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m shared.observability.health", description=__doc__
+    )
     parser.add_argument("--service", required=True, choices=SERVICES)
     parser.add_argument("--check", choices=("ready", "live"), default="live")
     parser.add_argument(

@@ -1,1 +1,0 @@
-"""Lua scripts, kept as .lua files and loaded by `shared.lua`."""
