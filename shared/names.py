@@ -37,7 +37,7 @@ class Names:
             prefix=s.shiftstream_prefix,
         )
 
-    # One group per consuming service, named after it (DESIGN §2).
+    # One group per consuming service, named after it (docs/design.md §2).
     @property
     def groups(self) -> dict[str, tuple[str, str]]:
         """service -> (input stream, group)."""

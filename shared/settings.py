@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     # the worker (docs/decisions/0003-crash-isolation.md); thread: in-process, a little faster.
     solver_isolation: Literal["process", "thread"] = "process"
     # Greedy solves of rosters up to this many employee-day-shift cells run on the event loop
-    # with their outcome batched (shared/solving/worker.py `inline`); bigger ones in a thread.
+    # with their outcome batched (services/solver/choice.py); bigger ones in a thread.
     solver_inline_max_cells: int = Field(default=1_000, ge=0)
     # Most entries one read of a batched hop takes (shared/streaming/hop.py): intake and notifier.
     batch_max_records: int = Field(default=100, ge=1, le=10_000)

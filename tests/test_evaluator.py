@@ -188,7 +188,8 @@ INSTANCE3 = compile_request(load_curtois(bench_dir() / "Instance3.txt"))
 
 
 def naive_objective(p: Problem, roster: I32) -> int:
-    """FORMAT.md's objective written as plainly as possible, as an independent reference."""
+    """bench/curtois/FORMAT.md's objective written as plainly as possible, an independent
+    reference."""
     total = 0
     for e in range(p.n_employees):
         for d in range(p.n_days):

@@ -12,16 +12,15 @@ from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from faststream.redis.parser.parsers import RedisBatchStreamParser, SimpleParserConfig
 
-from services.intake.intake import parse_not_before
 from services.intake.parser import intake_body, intake_parser, lift_flat_fields, normalize
+from services.intake.verdict import parse_not_before
 from services.triage.backoff import backoff_ceiling, backoff_delay
 from shared.jobs.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
 from shared.names import Names
 from shared.roster.solving import Progress
 from shared.settings import Settings
 from shared.solving.progress import MESSAGES, ProgressReporter, message_for
-from shared.streaming.codec import batch_decoder, batch_parser
-from shared.streaming.hop import envelope
+from shared.streaming.codec import batch_decoder, batch_parser, envelope
 
 # --------------------------------------------------------------------------- backoff
 

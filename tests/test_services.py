@@ -1,4 +1,5 @@
-"""The five services as real processes against a real server: the delivery rules of DESIGN §4.
+"""The five services as real processes against a real server: the delivery rules
+(docs/design.md §4).
 
 Each test talks to the pipeline like a foreign producer (plain redis-py XADD of flat fields)
 and checks only what a client can see (public events) plus the Redis state an operator would
@@ -13,6 +14,7 @@ import json
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,23 @@ def test_invalid_requests_fail_once_and_are_never_retried(stack: Stack) -> None:
     )
     assert stack.alive()
     assert stack.pending("intake") == 0
+
+
+def test_the_longest_job_id_the_contract_allows_is_answered_under_it(stack: Stack) -> None:
+    """Ids of 129-200 characters are valid by the published schema: their events carry them."""
+    longest = uuid.uuid4().hex.ljust(200, "L")
+    too_long = uuid.uuid4().hex.ljust(201, "L")
+    stack.submit(request_json(implementation="greedy"), job_id=longest)
+    stack.submit(request_json(implementation="greedy"), job_id=too_long)
+    assert stack.wait_terminal(longest)[longest]["type"] == "solver.completed"
+    stack.wait_for(
+        lambda: any((d["raw"] or {}).get("job_id") == too_long for d in dead_letters(stack)),
+        what="a dead letter for the 201-character id",
+    )
+    letter = next(d for d in dead_letters(stack) if (d["raw"] or {}).get("job_id") == too_long)
+    assert letter["job_id"].startswith("anon-")
+    assert letter["reason"] == "job_id: longer than 200 characters"
+    assert stack.events(too_long) == []
 
 
 def test_same_job_id_three_times_is_solved_once(stack: Stack) -> None:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from shared.errors import InvalidRequest
 from shared.roster.limits import Limits
-from shared.roster.parse import InvalidRequest, parse_request
+from shared.roster.parse import parse_request
 from tests.requests import tiny_request
 
 

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from faststream.redis import RedisStreamMessage
-
+from services.fallback.handler import FallbackHandler
 from shared.jobs.messages import FallbackJob
-from shared.solving.worker import SolveWorker
+from shared.jobs.poison import ToTriage
+from shared.solving.report import Reports
+from shared.solving.run import SolveRunner
 from shared.streaming.broker import build_service
+from shared.streaming.hop import Poison
 
 service = build_service("fallback")
-stream, group = service.names.groups["fallback"]
-worker = SolveWorker(service, "fallback", stream, group)
-
-
-@service.reader_and_reclaimer(stream, group, readers=service.settings.worker_concurrency)
-async def on_fallback(body: FallbackJob, msg: RedisStreamMessage) -> None:
-    await worker.handle_fallback(body, msg)
-
+settings, names = service.settings, service.names
+stream, group = names.groups["fallback"]
+runner = SolveRunner(service, "fallback", stream, group)
+handler = FallbackHandler(service, runner, Reports(service, "fallback"))
+to_triage = ToTriage("fallback", names.failures, settings.stream_maxlen)
+service.entry_hop(
+    stream,
+    group,
+    FallbackJob,
+    handler.handle,
+    readers=settings.worker_concurrency,
+    poison=Poison(settings.max_deliveries, to_triage),
+)
 
 app = service.app

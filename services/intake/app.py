@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from services.intake.intake import Intake
+from services.intake.intake import Intake, poison_failure
 from services.intake.parser import intake_body, intake_parser
+from services.intake.retention import Trimmer
 from shared.jobs.messages import IntakeEntry
+from shared.jobs.poison import ToTriage
 from shared.streaming.broker import build_service
+from shared.streaming.hop import Poison
 
 service = build_service("intake")
+settings, names = service.settings, service.names
 intake = Intake(service)
-stream, group = service.names.groups["intake"]
+stream, group = names.groups["intake"]
+trimmer = Trimmer(
+    service.redis, stream, group, settings.stream_maxlen, settings.trim_interval_seconds
+)
+service.app.after_startup(trimmer.start)
+service.app.on_shutdown(trimmer.stop)
 service.batched_hop(
     stream,
     group,
@@ -17,7 +26,11 @@ service.batched_hop(
     intake.handle_batch,
     parser=intake_parser,
     entry_body=intake_body,
-    max_batch=service.settings.batch_max_records,
+    max_batch=settings.batch_max_records,
+    poison=Poison(
+        settings.max_deliveries,
+        ToTriage("intake", names.failures, settings.stream_maxlen, describe=poison_failure),
+    ),
 )
 
 app = service.app

@@ -17,14 +17,12 @@ from faststream.message import StreamMessage
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
-from shared.streaming.hop import envelope
+from shared.streaming.codec import envelope
+from shared.text import text
 
 BODY_FIELDS = ("type", "job_id", "payload", "not_before")
 HEADER_FIELDS = ("traceparent", "tracestate")
 
-
-def _text(v: Any) -> str:
-    return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else str(v)
 
 
 def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -33,7 +31,7 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     Unknown fields are kept (shortened) under `other`, so a dead letter of a garbage entry
     still shows what the producer sent.
     """
-    fields = {_text(k): _text(v) for k, v in data.items()}
+    fields = {text(k, "replace"): text(v, "replace") for k, v in data.items()}
     body: dict[str, Any] = {k: fields[k] for k in BODY_FIELDS if k in fields}
     headers = {k: fields[k] for k in HEADER_FIELDS if k in fields}
     other = {k[:100]: v[:1000] for k, v in fields.items() if k not in BODY_FIELDS + HEADER_FIELDS}
@@ -56,7 +54,7 @@ def intake_body(data: Mapping[Any, Any]) -> tuple[bytes, dict[str, Any]]:
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            body = {"garbage": _text(raw)[:200]}
+            body = {"garbage": text(raw, "replace")[:200]}
     else:
         body, headers = lift_flat_fields(data)
     return json.dumps(body).encode(), {**headers, "content-type": "application/json"}

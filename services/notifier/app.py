@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from services.notifier.notifier import Notifier
 from shared.jobs.messages import Outcome
+from shared.jobs.poison import DeadLetterOnly
 from shared.streaming.broker import build_service
+from shared.streaming.hop import Poison
 
 service = build_service("notifier")
+settings, names = service.settings, service.names
 notifier = Notifier(service)
-stream, group = service.names.groups["notifier"]
+# Nothing after the notifier could tell the client: a poisoned outcome is kept for operators.
+park = DeadLetterOnly("notifier", names.dead, settings.dead_maxlen)
+stream, group = names.groups["notifier"]
 service.batched_hop(
-    stream, group, Outcome, notifier.handle_batch, max_batch=service.settings.batch_max_records
+    stream,
+    group,
+    Outcome,
+    notifier.handle_batch,
+    max_batch=settings.batch_max_records,
+    poison=Poison(settings.max_deliveries, park),
 )
 
 app = service.app

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 from shared.jobs.messages import Outcome
 from shared.names import Names
 from shared.streaming.lua import script
+from shared.text import text
 
 
 class EventWriter:
@@ -43,4 +44,4 @@ class EventWriter:
 def entry_id(reply: Any) -> str | None:
     if reply is None:
         return None
-    return reply.decode() if isinstance(reply, bytes) else str(reply)
+    return text(reply)

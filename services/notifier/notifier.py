@@ -10,9 +10,9 @@ from redis.exceptions import NoScriptError
 from services.notifier.event_writer import EventWriter, entry_id
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.jobs.records import JobRecords, JobState
-from shared.observability.tracing import job_scope
+from shared.observability.tracing import entry_span, job_scope
 from shared.streaming.broker import Service
-from shared.streaming.hop import Delivery, entry_span
+from shared.streaming.hop import Delivery
 
 log = logging.getLogger("shiftstream.notifier")
 
@@ -22,9 +22,6 @@ class Notifier:
         s = svc.settings
         self.redis = svc.redis
         self.stream = svc.names.outcomes
-        self.dead = svc.names.dead
-        self.dead_maxlen = s.dead_maxlen
-        self.max_deliveries = s.max_deliveries
         self.records = JobRecords(svc.redis, svc.names, s)
         # The guard lives exactly as long as the idempotency key: while the job id is known no
         # second terminal event can appear, and once intake forgets the id a new job under it
@@ -48,36 +45,16 @@ class Notifier:
             await self._emit_batch(batch)
 
     async def _emit_batch(self, batch: list[Delivery[Outcome]]) -> None:
-        emitted: list[Outcome | None] = []  # one per queued command, None for a dead letter
         async with self.redis.pipeline(transaction=False) as pipe:
             for d in batch:
                 outcome = d.body
                 with entry_span(self.stream, d), job_scope(outcome.job_id, outcome.attempts):
-                    if d.delivery_count > self.max_deliveries:
-                        # Nothing downstream can take it; keep it for operators, don't loop.
-                        log.error(
-                            "outcome %s of %s is poison; parking it", outcome.kind, outcome.job_id
-                        )
-                        pipe.xadd(
-                            self.dead,
-                            {
-                                "poison_outcome": outcome.model_dump_json(),
-                                "deliveries": str(d.delivery_count),
-                            },
-                            maxlen=self.dead_maxlen,
-                            approximate=True,
-                        )
-                        emitted.append(None)
-                    else:
-                        self.events.queue(pipe, outcome)
-                        emitted.append(outcome)
+                    self.events.queue(pipe, outcome)
             replies = await pipe.execute()
         ends = [
-            (outcome, written)
-            for outcome, reply in zip(emitted, replies, strict=True)
-            if outcome is not None
-            and outcome.kind.terminal
-            and (written := entry_id(reply)) is not None
+            (d.body, written)
+            for d, reply in zip(batch, replies, strict=True)
+            if d.body.kind.terminal and (written := entry_id(reply)) is not None
         ]
         if not ends:
             return
@@ -97,7 +74,7 @@ class Notifier:
                 solve_time_ms=outcome.solve_time_ms,
                 event_id=written,
             )
-        else:
+        elif outcome.kind is OutcomeKind.FAILED:
             self.records.queue(
                 pipe,
                 outcome.job_id,

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+from services.solver.hop import SolverHop
 from shared.jobs.messages import Job
-from shared.solving.worker import SolveWorker
+from shared.jobs.poison import ToTriage
+from shared.solving.report import Reports
+from shared.solving.run import SolveRunner
 from shared.streaming.broker import build_service
+from shared.streaming.hop import Poison
 
 service = build_service("solver")
-stream, group = service.names.groups["solver"]
-worker = SolveWorker(service, "solver", stream, group)
+settings, names = service.settings, service.names
+stream, group = names.groups["solver"]
+runner = SolveRunner(service, "solver", stream, group)
+if settings.solver_isolation == "process":
+    service.app.on_startup(runner.warm_up)
+hop = SolverHop(service, runner, Reports(service, "solver"))
+to_triage = ToTriage("solver", names.failures, settings.stream_maxlen)
 service.batched_hop(
     stream,
     group,
     Job,
-    worker.handle_jobs,
-    readers=service.settings.worker_concurrency,
-    max_batch=service.settings.solver_batch,
+    hop.handle_jobs,
+    readers=settings.worker_concurrency,
+    max_batch=settings.solver_batch,
+    poison=Poison(settings.max_deliveries, to_triage),
 )
 
 app = service.app

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from faststream.redis import RedisStreamMessage
-
 from services.triage.triage import Triage
 from shared.jobs.messages import FailureRecord
 from shared.streaming.broker import build_service
+from shared.streaming.hop import Poison
 
 service = build_service("triage")
 triage = Triage(service)
 stream, group = service.names.groups["triage"]
-
-
-@service.reader_and_reclaimer(stream, group)
-async def on_failure(body: FailureRecord, msg: RedisStreamMessage) -> None:
-    await triage.handle(body, msg)
-
+service.entry_hop(
+    stream,
+    group,
+    FailureRecord,
+    triage.handle,
+    poison=Poison(service.settings.max_deliveries, triage.on_poison),
+)
 
 app = service.app

@@ -9,20 +9,20 @@ import uuid
 from typing import Any
 
 from services.triage.backoff import backoff_delay
+from services.triage.decide import DeadLetterIt, Retry, decide, poisoned
 from shared.jobs.messages import (
     AttemptError,
     DeadLetter,
-    ErrorClass,
     FailureRecord,
     Outcome,
     OutcomeKind,
-    Severity,
     now,
 )
 from shared.jobs.records import JobRecords, JobState
 from shared.jobs.schedule import Schedule
 from shared.observability.tracing import job_scope
 from shared.streaming.broker import Service
+from shared.streaming.hop import Delivery
 
 log = logging.getLogger("shiftstream.triage")
 
@@ -39,53 +39,48 @@ class Triage:
         svc.app.after_startup(self.start_promoter)
         svc.app.on_shutdown(self.stop_promoter)
 
-    async def handle(self, failure: FailureRecord, msg: Any) -> None:
+    async def handle(self, delivery: Delivery[FailureRecord]) -> None:
+        failure = delivery.body
         attempt = failure.job.attempt if failure.job else None
         with job_scope(failure.job_id, attempt=attempt):
-            await self._handle(failure, msg)
-
-    async def _handle(self, failure: FailureRecord, msg: Any) -> None:
-        if await msg.get_delivery_count() > self.s.max_deliveries:
-            # Handling this record keeps failing: dead-letter it as it is, without retries.
-            log.error("failure record of %s is poison; dead-lettering it", failure.job_id)
-            failure = failure.model_copy(
-                update={
-                    "error_class": ErrorClass.EXHAUSTED,
-                    "reason": f"triage could not handle the failure: {failure.reason}",
-                }
+            verdict = decide(
+                failure, max_attempts=self.s.retry_max_attempts, delay_after=self.backoff
             )
-            await self.dead_letter(failure)
-            return
-        job = failure.job
-        if failure.severity is Severity.TRANSIENT and job is not None:
-            if job.attempt < self.s.retry_max_attempts:
-                delay = backoff_delay(
-                    job.attempt,
-                    base=self.s.retry_base_seconds,
-                    factor=self.s.retry_factor,
-                    cap=self.s.retry_cap_seconds,
-                )
-                retry = job.model_copy(update={"attempt": job.attempt + 1})
-                log.info("retrying %s (attempt %d) in %.2fs", job.job_id, retry.attempt, delay)
-                await self.records.update(
-                    job.job_id,
-                    JobState.RETRYING,
-                    attempts=job.attempt,
-                    last_error=failure.reason,
-                    next_attempt_at=now() + delay,
-                )
-                await self.schedule.add(retry, now() + delay)
-                self.svc.metrics.retry(retry.attempt)
-                return
-            failure = failure.model_copy(
-                update={
-                    "error_class": ErrorClass.EXHAUSTED,
-                    "reason": f"gave up after {job.attempt} attempts; last error: {failure.reason}",
-                }
-            )
-        await self.dead_letter(failure)
+            if isinstance(verdict, Retry):
+                await self.retry(failure, verdict)
+            else:
+                await self.dead_letter(failure, verdict)
 
-    async def dead_letter(self, failure: FailureRecord) -> None:
+    def backoff(self, attempt: int) -> float:
+        s = self.s
+        return backoff_delay(
+            attempt, base=s.retry_base_seconds, factor=s.retry_factor, cap=s.retry_cap_seconds
+        )
+
+    async def on_poison(self, delivery: Delivery[FailureRecord], pipe: Any) -> None:
+        """The poison reaction of triage's hop: dead-letter at once (it cannot go to triage)."""
+        await self.dead_letter(delivery.body, poisoned(delivery.body), pipe)
+
+    async def retry(self, failure: FailureRecord, retry: Retry) -> None:
+        job = retry.job
+        log.info("retrying %s (attempt %d) in %.2fs", job.job_id, job.attempt, retry.delay)
+        await self.records.update(
+            job.job_id,
+            JobState.RETRYING,
+            attempts=job.attempt - 1,
+            last_error=failure.reason,
+            next_attempt_at=now() + retry.delay,
+        )
+        await self.schedule.add(job, now() + retry.delay)
+        self.svc.metrics.retry(job.attempt)
+
+    async def dead_letter(
+        self, failure: FailureRecord, verdict: DeadLetterIt, pipe: Any = None
+    ) -> None:
+        """Write the dead letter, its job record and the failed outcome (into `pipe` if given)."""
+        failure = failure.model_copy(
+            update={"error_class": verdict.error_class, "reason": verdict.reason}
+        )
         job = failure.job
         history: list[AttemptError] = list(job.history) if job else []
         if not history or history[-1].message not in failure.reason:
@@ -116,7 +111,7 @@ class Triage:
             trace_id=failure.trace_id,
             first_seen=job.submitted_at if job else failure.at,
         )
-        await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen)
+        await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen, pipeline=pipe)
         await self.records.update(
             failure.job_id,
             attempts=attempts,
@@ -133,6 +128,7 @@ class Triage:
                 dead_letter_id=dead_letter_id,
             ),
             self.names.outcomes,
+            pipeline=pipe,
         )
 
     # ------------------------------------------------------------------ delay schedule

@@ -26,8 +26,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from shared.cli.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
+from shared.errors import ReplayError
 from shared.jobs.client import Client
-from shared.jobs.dead_letters import DeadLetters, Entry, ReplayError
+from shared.jobs.dead_letters import DeadLetters, Entry
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import DEFAULT_REDIS_URL, Settings
 

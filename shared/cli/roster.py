@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from shared.errors import InvalidRequest, SolverUnavailable
 from shared.roster.compiled import I32, compile_request
 from shared.roster.curtois import CurtoisFormatError, load_curtois, roster_from_tsv, roster_to_tsv
 from shared.roster.evaluator import build_result
@@ -32,8 +33,8 @@ from shared.roster.model import (
     SolveResult,
     SolverOptions,
 )
-from shared.roster.parse import InvalidRequest, parse_request
-from shared.roster.solving import SolveControl, SolverUnavailable
+from shared.roster.parse import parse_request
+from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
 
 EXIT_INFEASIBLE = 1

@@ -15,16 +15,12 @@ import redis.asyncio as aioredis
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
+from shared.jobs.events import TERMINAL_EVENTS
 from shared.jobs.messages import DeadLetter
 from shared.jobs.records import JobRecords
 from shared.names import Names
 from shared.settings import Settings
-
-TERMINAL_TYPES = {"solver.completed", "solver.failed"}
-
-
-def _text(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
+from shared.text import text
 
 
 class Client:
@@ -45,7 +41,7 @@ class Client:
     async def last_event_id(self) -> str:
         """Where to start following so that only events written from now on are read."""
         last = await self.redis.xrevrange(self.names.events, count=1)
-        return _text(last[0][0]) if last else "0-0"
+        return text(last[0][0]) if last else "0-0"
 
     async def submit(
         self,
@@ -90,12 +86,12 @@ class Client:
             )
             for _stream, entries in batch or []:
                 for entry_id, raw in entries:
-                    last = _text(entry_id)
-                    fields = {_text(k): _text(v) for k, v in raw.items()}
+                    last = text(entry_id)
+                    fields = {text(k): text(v) for k, v in raw.items()}
                     if fields.get("job_id") != job_id:
                         continue
                     yield fields
-                    if fields.get("type") in TERMINAL_TYPES:
+                    if fields.get("type") in TERMINAL_EVENTS:
                         return
 
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:

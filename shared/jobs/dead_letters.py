@@ -10,7 +10,7 @@ see the new lifecycle after the old `failed` event.
 
 The keys of one replay live in different Redis Cluster slots (the guard hashes on the events
 stream, the idempotency key on the job id): on a Cluster the script must be run per shard
-with co-located names; ShiftStream targets a single primary (DESIGN §4).
+with co-located names; ShiftStream targets a single primary (docs/design.md §4).
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from pydantic import ValidationError
 
+from shared.errors import ReplayError
 from shared.jobs.messages import DeadLetter
 from shared.names import Names
 from shared.settings import Settings
 from shared.streaming.lua import script
+from shared.text import text
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,6 @@ class Entry:
         return self.letter is not None and ident in (self.letter.dead_letter_id, self.letter.job_id)
 
 
-class ReplayError(RuntimeError):
-    pass
-
-
-def _text(v: Any) -> str:
-    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
-
 
 class DeadLetters:
     def __init__(self, client: redis.Redis, settings: Settings) -> None:
@@ -71,8 +66,8 @@ class DeadLetters:
                 letter = DeadLetter.model_validate_json(body)
             except (ValidationError, ValueError):
                 letter = None
-        flat = {_text(k): _text(v) for k, v in fields.items() if k != bDATA_KEY}
-        return Entry(_text(entry_id), letter, flat)
+        flat = {text(k, "replace"): text(v, "replace") for k, v in fields.items() if k != bDATA_KEY}
+        return Entry(text(entry_id, "replace"), letter, flat)
 
     def newest(self, count: int) -> list[Entry]:
         rows: Any = self.redis.xrevrange(self.names.dead, count=count)
@@ -86,7 +81,7 @@ class DeadLetters:
             out += [self._decode(i, f) for i, f in rows]
             if len(rows) < batch:
                 return out
-            start = "(" + _text(rows[-1][0])
+            start = "(" + text(rows[-1][0], "replace")
 
     def find(self, ident: str) -> Entry | None:
         # The newest match: a job id may have died, been replayed and died again.
@@ -128,7 +123,7 @@ class DeadLetters:
         )
         if new_id is None:
             raise ReplayError(f"{entry.key}: already replayed, purged or trimmed")
-        return _text(new_id)
+        return text(new_id, "replace")
 
     def purge(self) -> int:
         """Remove every dead letter; the number removed."""

@@ -1,8 +1,8 @@
 """The two public stream entries as published contracts: what a monolith writes and reads.
 
-Both public streams carry flat string fields (DESIGN §3), because a producer or consumer in any
-language must need nothing but XADD and XREADGROUP. These models describe those fields exactly
-as they are on the wire, every value a string, so that the JSON Schema generated from them
+Both public streams carry flat string fields (docs/design.md §3), because a producer or consumer
+in any language must need nothing but XADD and XREADGROUP. These models describe those fields
+exactly as they are on the wire, every value a string, so that the JSON Schema generated from them
 (`shared.contracts`) is what a Node or Ruby client really sees. They are not the internal
 records: `shared.jobs.messages.IntakeEntry` is the tolerant parse of an intake entry (garbage must
 be reported, not crash) and `shared.jobs.messages.Outcome.event_fields()` writes the events; the
@@ -31,11 +31,13 @@ IsoTime = Annotated[
         pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$",
     ),
 ]
+# The longest job id the contract accepts; the intake refuses longer ones by this same number.
+MAX_JOB_ID = 200
 JobId = Annotated[
     str,
     Field(
         min_length=1,
-        max_length=200,
+        max_length=MAX_JOB_ID,
         description="The caller's job id; also the idempotency key of the request.",
     ),
 ]

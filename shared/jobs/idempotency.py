@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
+from shared.text import text
+
 
 async def claim_many(redis: aioredis.Redis, claims: list[tuple[str, str]], ttl: int) -> list[bool]:
     """For each (key, entry id): True if this entry owns the job id (first claim, or a
@@ -24,10 +26,7 @@ async def claim_many(redis: aioredis.Redis, claims: list[tuple[str, str]], ttl: 
             pipe.set(key, entry_id, nx=True, ex=ttl, get=True)
         owners = await pipe.execute()
     return [
-        owner is None or _text(owner) == entry_id
+        owner is None or text(owner) == entry_id
         for owner, (_, entry_id) in zip(owners, claims, strict=True)
     ]
 
-
-def _text(v: object) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)

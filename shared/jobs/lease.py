@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import redis.asyncio as aioredis
 
+from shared.text import text
+
 log = logging.getLogger("shiftstream.lease")
 
 
@@ -38,7 +40,7 @@ async def owner(redis: aioredis.Redis, stream: str, group: str, entry_id: str | 
     if not rows:
         return ""
     name = rows[0]["consumer"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return text(name)
 
 
 @contextlib.asynccontextmanager

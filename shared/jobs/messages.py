@@ -1,7 +1,7 @@
 """Pydantic models of the internal stream records, and the mapping to public event fields.
 
 Internal streams carry FastStream envelopes of these models. The two public streams carry flat
-string fields instead (DESIGN §3): `IntakeEntry` is what the custom intake parser lifts them
+string fields instead (docs/design.md §3): `IntakeEntry` is what the custom intake parser lifts them
 into, and `Outcome.event_fields()` is what the notifier writes.
 """
 
@@ -15,6 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.errors import ErrorClass
+
+__all__ = ["ErrorClass"]  # re-exported: the records carry it
+
 
 def now() -> float:
     return time.time()
@@ -22,15 +26,6 @@ def now() -> float:
 
 def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
-
-
-class ErrorClass(StrEnum):
-    INVALID = "invalid"
-    INFEASIBLE = "infeasible"
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    EXHAUSTED = "exhausted"
-    CANCELLED = "cancelled"
 
 
 class Severity(StrEnum):
@@ -157,7 +152,7 @@ class Outcome(_Record):
     dead_letter_id: str | None = None
 
     def event_fields(self) -> dict[str, str]:
-        """Flat string fields of the public `solver-events` entry (DESIGN §3)."""
+        """Flat string fields of the public `solver-events` entry (docs/design.md §3)."""
         f: dict[str, str] = {
             "type": f"solver.{self.kind.value}",
             "job_id": self.job_id,

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 from shared.jobs.messages import now
 from shared.names import Names
 from shared.settings import Settings
+from shared.text import text
 
 
 class JobState(StrEnum):
@@ -86,15 +87,12 @@ class JobRecords:
 
     async def get(self, job_id: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.names.job(job_id))
-        return {_text(k): _text(v) for k, v in raw.items()}
+        return {text(k): text(v) for k, v in raw.items()}
 
     async def is_terminal(self, job_id: str) -> bool:
         state = await self.redis.hget(self.names.job(job_id), "state")
-        return state is not None and _text(state) in TERMINAL_STATES
+        return state is not None and text(state) in TERMINAL_STATES
 
-
-def _text(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 async def is_cancelled(redis: aioredis.Redis, names: Names, job_id: str) -> bool:

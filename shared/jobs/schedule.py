@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 
 from shared.jobs.messages import Job
 from shared.names import Names
-from shared.streaming.hop import encode_entry
+from shared.streaming.codec import encode_entry
 from shared.streaming.lua import script
 
 

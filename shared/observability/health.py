@@ -35,6 +35,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from shared.names import Names
 from shared.settings import Settings
+from shared.text import text
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 
@@ -70,13 +71,13 @@ def check(
         groups = client.xinfo_groups(stream)
     except ResponseError as err:  # no such key: the stream (and so the group) is gone
         return Verdict(False, f"{stream}: {err}")
-    if not any(_text(g["name"]) == group for g in groups):
+    if not any(text(g["name"]) == group for g in groups):
         return Verdict(False, f"group {group!r} missing on {stream!r}")
     if mode == "ready":
         return Verdict(True, f"{stream}/{group} present")
-    info = next(g for g in groups if _text(g["name"]) == group)
+    info = next(g for g in groups if text(g["name"]) == group)
     waiting = _waiting(client, stream, info)
-    mine = [c for c in client.xinfo_consumers(stream, group) if _text(c["name"]).startswith(prefix)]
+    mine = [c for c in client.xinfo_consumers(stream, group) if text(c["name"]).startswith(prefix)]
     freshest = min((int(c["idle"]) for c in mine), default=None)
     # A process whose loop hangs after taking an entry (it was delivered to a blocked read just
     # before) shows no lag at all: the entry sits in our pending list instead. A live holder
@@ -114,9 +115,9 @@ def _stale_holds(
     """Entries our consumers hold without renewing: (entry id, consumer, idle ms)."""
     rows = client.xpending_range(stream, group, min="-", max="+", count=100, idle=idle_ms)
     return [
-        (_text(r["message_id"]), _text(r["consumer"]), int(r["time_since_delivered"]))
+        (text(r["message_id"]), text(r["consumer"]), int(r["time_since_delivered"]))
         for r in rows
-        if _text(r["consumer"]).startswith(prefix)
+        if text(r["consumer"]).startswith(prefix)
     ]
 
 
@@ -127,12 +128,9 @@ def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
         return int(str(lag))
     # Redis leaves lag unknown after some trims and deletions; fall back to "anything after
     # the last delivered id".
-    last = _text(info.get("last-delivered-id", "0-0"))
+    last = text(info.get("last-delivered-id", "0-0"))
     return len(client.xrange(stream, min=f"({last}", count=1) or [])
 
-
-def _text(v: object) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def main(argv: list[str] | None = None) -> int:

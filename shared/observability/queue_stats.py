@@ -21,12 +21,12 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import redis
 from pydantic import BaseModel, Field
 
 from shared.names import Names
+from shared.text import text
 
 # Enough pending entries to find the longest idle one in practice, without XPENDING over a
 # backlog of millions.
@@ -112,9 +112,6 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return data[lo] + (data[hi] - data[lo]) * (pos - lo)
 
 
-def _text(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
 
 def _id_ms(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
@@ -151,7 +148,7 @@ def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: flo
         infos = r.xinfo_groups(stream)
     except redis.ResponseError:  # no such stream yet
         return GroupStats(service=service, stream=stream, group=group, exists=False)
-    info = next((g for g in infos if _text(g["name"]) == group), None)
+    info = next((g for g in infos if text(g["name"]) == group), None)
     if info is None:
         return GroupStats(service=service, stream=stream, group=group, exists=False)
     lag = info.get("lag")
@@ -168,7 +165,7 @@ def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: flo
         summary = r.xpending(stream, group)
         oldest = summary.get("min")
         if oldest is not None:
-            oldest_id = _text(oldest)
+            oldest_id = text(oldest)
             stats.oldest_pending_id = oldest_id
             stats.oldest_pending_age_s = max(0.0, now - _id_ms(oldest_id) / 1000)
         # The oldest entries are the likeliest to be stuck; their idle time (since the last
@@ -194,27 +191,27 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
         for entry_id, raw_fields in page:
             w.scanned += 1
             # Keys are bytes or str depending on the client's decode_responses.
-            fields = {_text(k): v for k, v in (raw_fields or {}).items()}
-            kind = _text(fields.get("type", ""))
+            fields = {text(k): v for k, v in (raw_fields or {}).items()}
+            kind = text(fields.get("type", ""))
             if kind == "solver.completed":
                 w.completed += 1
                 took: float | None = None
                 raw = fields.get("solve_time_ms")
                 if raw:
                     with contextlib.suppress(ValueError):
-                        took = float(_text(raw))
+                        took = float(text(raw))
                         solve_ms.append(took)
                 job_id = fields.get("job_id")
                 if job_id:
-                    done_ms = _id_ms(_text(entry_id))
-                    completed[_text(job_id)] = None if took is None else (done_ms - took) / 1000
+                    done_ms = _id_ms(text(entry_id))
+                    completed[text(job_id)] = None if took is None else (done_ms - took) / 1000
             elif kind == "solver.failed":
                 w.failed += 1
-                cls = _text(fields.get("error_class", "")) or "unknown"
+                cls = text(fields.get("error_class", "")) or "unknown"
                 w.failures_by_class[cls] = w.failures_by_class.get(cls, 0) + 1
         if len(page) < PAGE:
             break
-        last = _text(page[-1][0])
+        last = text(page[-1][0])
         # Exclusive upper bound for the next page (XREVRANGE with "(" needs Redis 6.2+).
         upper = f"({last}"
     else:
@@ -249,10 +246,10 @@ def _queue_waits(r: redis.Redis, names: Names, completed: dict[str, float | None
             enq = next((got[f] for f in ENQUEUE_FIELDS if got[f]), None)
             recorded = next((got[f] for f in START_FIELDS if got[f]), None)
             try:
-                start = float(_text(recorded)) if recorded else completed[job_id]
+                start = float(text(recorded)) if recorded else completed[job_id]
                 if enq is None or start is None:
                     continue
-                waits.append(max(0.0, (start - float(_text(enq))) * 1000))
+                waits.append(max(0.0, (start - float(text(enq))) * 1000))
             except ValueError:
                 continue
     return waits

@@ -17,12 +17,52 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry import propagate, trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from shared.observability.logs import job_context
 
 TRACER_NAME = "shiftstream"
+
+
+class _EntryLike(Protocol):
+    entry_id: str
+    headers: Mapping[str, Any]
+    traced: bool
+
+
+def tracing_on() -> bool:
+    # Without a configured provider every span is a no-op; skipping them saves ~30 µs an entry.
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+@contextmanager
+def entry_span(stream: str, entry: _EntryLike) -> Iterator[None]:
+    """One stream entry's own consume span, a child of its producer's span.
+
+    FastStream's telemetry middleware gives a batch read one span of its own (a new trace that
+    links the entries), so each entry of a batch gets its `<stream> process` span here, under
+    the context its producer wrote into the entry's headers; what the handler publishes for the
+    entry hangs off it, and one job stays one trace. A reclaimed entry (`traced`) already has
+    the middleware's span.
+    """
+    if entry.traced or not tracing_on():
+        yield
+        return
+    parent = propagate.extract(dict(entry.headers))
+    tracer = trace.get_tracer(TRACER_NAME)
+    with tracer.start_as_current_span(
+        f"{stream} process",
+        context=parent,
+        kind=SpanKind.CONSUMER,
+        attributes={
+            "messaging.system": "redis",
+            "messaging.operation": "process",
+            "messaging.destination.name": stream,
+            "messaging.message.id": entry.entry_id,
+        },
+    ):
+        yield
 
 
 class _ProgressLike(Protocol):

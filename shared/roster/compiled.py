@@ -35,7 +35,7 @@ is therefore structural and cannot be broken.
 
 A weekend is a Saturday together with the Sunday after it; a horizon that starts on a Sunday or
 ends on a Saturday has a one-day weekend at that edge. Day 0 of every Curtois instance is a
-Monday, so there weekend k is days 7k+5 and 7k+6, exactly as FORMAT.md states.
+Monday, so there weekend k is days 7k+5 and 7k+6, exactly as bench/curtois/FORMAT.md states.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Curtois & Qu benchmark text format <-> `SolveRequest`, and the official TSV solution layout.
 
-The text format is described field by field in `<bench>/FORMAT.md`. Every field maps onto the
+The text format is described field by field in `bench/curtois/FORMAT.md`. Every field maps onto the
 request model, so an imported instance keeps all of its data: MaxShifts per type becomes
 `Employee.max_shifts` (0 encodes a missing skill), the cannot-follow lists become
 `ShiftType.cannot_follow`, and the cover weights are kept per row.

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from shared.errors import InvalidRequest
 from shared.roster.limits import Limits
 from shared.roster.model import SolveRequest
 
 _validate_json = SolveRequest.__pydantic_validator__.validate_json
-
-
-class InvalidRequest(ValueError):
-    """The request cannot be solved as sent; `reason` names the field and the value."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def describe(err: ValidationError) -> str:

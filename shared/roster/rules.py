@@ -3,8 +3,8 @@
 Each rule returns the matches that explain its points: which employee, which days, how many
 hard violations, how much soft penalty. A hard rule counts one violation per broken instance
 (one forbidden succession, one too-short run, one employee over their minutes, ...); the match
-message says by how much. The soft rules are exactly Curtois & Qu's objective (FORMAT.md), so
-the sum of all penalties is the published objective of a roster.
+message says by how much. The soft rules are exactly Curtois & Qu's objective
+(bench/curtois/FORMAT.md), so the sum of all penalties is the published objective of a roster.
 
 `csolver/src/score.c` implements the same rules with the same counting; a test compares them.
 
@@ -219,7 +219,8 @@ def max_consecutive_shifts(p: Problem, roster: Rows) -> list[ConstraintMatch]:
 def _short_inner_runs(
     p: Problem, roster: Rows, want_worked: bool, minimum: list[int], rule: str, what: str
 ) -> list[ConstraintMatch]:
-    """Runs shorter than the minimum; runs touching either horizon edge are exempt (FORMAT.md)."""
+    """Runs shorter than the minimum; runs touching either horizon edge are exempt
+    (bench/curtois/FORMAT.md)."""
     out = []
     last = p.n_days - 1
     for e, row in enumerate(roster):

@@ -67,7 +67,3 @@ class Solver(Protocol):
     def __call__(
         self, problem: Problem, *, time_limit: float, seed: int, control: SolveControl
     ) -> SolverRun: ...
-
-
-class SolverUnavailable(RuntimeError):
-    """The requested implementation cannot run here (e.g. the C library failed to load)."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import threading
 import time
 
+from shared.errors import SolverUnavailable
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import build_result
 from shared.roster.greedy import solve_greedy
 from shared.roster.model import Implementation, SolveRequest, SolveResult, SolverStats, trusted
-from shared.roster.solving import SolveControl, Solver, SolverUnavailable
+from shared.roster.solving import SolveControl, Solver
 
 _NEVER_CANCELLED = threading.Event()
 

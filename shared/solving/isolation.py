@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
+from shared.errors import IsolatedSolveError, SolverCrashed, SolverTimedOut
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
@@ -55,22 +56,6 @@ HANG_NAME = "__hang__"
 _ctx = multiprocessing.get_context("forkserver")
 # Imported once in the fork server, so each child starts with numpy, cffi and the solver loaded.
 _ctx.set_forkserver_preload(["shared.solving.isolation", "shared.roster.evaluator", "csolver"])
-
-
-class SolverCrashed(RuntimeError):
-    """The solver's child process died (a signal such as SIGSEGV) without an answer."""
-
-
-class SolverTimedOut(TimeoutError):
-    """The solver ran past its time limit plus the grace and was killed by the watchdog."""
-
-
-class IsolatedSolveError(RuntimeError):
-    """An exception raised inside the child; `error_type` is its class name there."""
-
-    def __init__(self, error_type: str, message: str) -> None:
-        super().__init__(message)
-        self.error_type = error_type
 
 
 @dataclass(frozen=True)

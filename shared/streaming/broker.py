@@ -1,8 +1,9 @@
 """Broker and app factory: every service gets its broker, raw client and groups from here.
 
-The delivery rules of DESIGN §4 are applied in one place so that no service can forget them:
-groups are created at id 0 before any subscriber starts, each handler gets a reader *and* a
-reclaimer, every read takes one entry, and the app shuts down gracefully.
+The delivery rules (docs/design.md §4) are applied in one place so that no service can forget
+them: groups are created at id 0 before any subscriber starts, each hop gets readers *and* a
+reclaimer, the poison rule runs before any handler, a batch is acked only after its handler
+returned, and the app shuts down gracefully.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from shared.observability.metrics import Metrics, meter_provider
 from shared.observability.telemetry import tracer_provider
 from shared.settings import Settings
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
-from shared.streaming.hop import BatchHandler, Delivery, send, text
+from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
 from shared.streaming.redis_client import timed_client
 from shared.streaming.redis_connection import connection_class
+from shared.text import text
 
 log = logging.getLogger("shiftstream")
 
@@ -54,50 +56,34 @@ class Service:
     metrics: Metrics
     _groups: list[tuple[str, str]] = field(default_factory=list)
 
-    def reader_and_reclaimer(
+    def entry_hop(
         self,
         stream: str,
         group: str,
+        model: type[Any],
+        handler: EntryHandler,
         *,
+        poison: Poison,
         readers: int = 1,
-        parser: Any = None,
-        ack_policy: AckPolicy = AckPolicy.REJECT_ON_ERROR,
-    ) -> Callable[[Callable[..., Any]], Any]:
-        """Stack `readers` group readers and one XAUTOCLAIM reclaimer on a handler.
+    ) -> None:
+        """Feed `handler` one `Delivery[model]` at a time: `readers` readers and one reclaimer.
 
-        A FastStream subscriber with `min_idle_time` only reclaims, so a handler without a
-        second, plain subscriber would never see new entries, and one without a reclaimer would
-        leave a dead consumer's entries pending for ever. Several readers (each its own consumer
-        name, one entry per read) give concurrency without reading ahead: an entry is only
-        taken when a reader is free, so a shutdown strands nothing.
+        For hops whose entries are long work (a fallback solve) or rare (failures). Several
+        readers (each its own consumer name, one entry per read) give concurrency without
+        reading ahead: an entry is only taken when a reader is free, so a shutdown strands
+        nothing. A FastStream subscriber with `min_idle_time` only reclaims, so without the
+        plain readers no new entry would be seen, and without the reclaimer a dead consumer's
+        entries would stay pending for ever.
         """
         self._groups.append((stream, group))
         base = self.settings.consumer_name
-        s = self.settings
-        subs = [
-            StreamSub(stream, group=group, consumer=f"{base}-{i}", max_records=1)
-            for i in range(readers)
-        ]
-        subs.append(
-            StreamSub(
-                stream,
-                group=group,
-                consumer=f"{base}-reclaim",
-                max_records=1,
-                min_idle_time=s.reclaim_idle_ms,
-                polling_interval=s.reclaim_poll_ms,
-            )
-        )
-
-        def decorate(func: Callable[..., Any]) -> Any:
-            wrapped: Any = func
-            for sub in subs:
-                wrapped = self.broker.subscriber(stream=sub, parser=parser, ack_policy=ack_policy)(
-                    wrapped
-                )
-            return wrapped
-
-        return decorate
+        for i in range(readers):
+            consumer = f"{base}-{i}"
+            self.broker.subscriber(
+                stream=StreamSub(stream, group=group, consumer=consumer, max_records=1),
+                ack_policy=AckPolicy.REJECT_ON_ERROR,
+            )(_entry_reader(self.broker, model, handler, consumer))
+        self._reclaimer(stream, group, model, lambda d: handler(d[0]), poison, parser=None)
 
     def batched_hop(
         self,
@@ -106,6 +92,7 @@ class Service:
         model: type[Any],
         handler: BatchHandler,
         *,
+        poison: Poison,
         readers: int = 1,
         max_batch: int = 100,
         parser: Any = None,
@@ -133,7 +120,33 @@ class Service:
                 decoder=decode_batch,
                 ack_policy=AckPolicy.REJECT_ON_ERROR,
             )(_batch_reader(broker, model, handler, consumer))
-        consumer = f"{base}-reclaim"
+        self._reclaimer(stream, group, model, handler, poison, parser=parser)
+
+    def _reclaimer(
+        self,
+        stream: str,
+        group: str,
+        model: type[Any],
+        handler: BatchHandler,
+        poison: Poison,
+        *,
+        parser: Any,
+    ) -> None:
+        """One XAUTOCLAIM subscriber: the only reader that can see a redelivery, so the only
+        one that pays an XPENDING for the delivery count, and where the poison rule applies."""
+        broker, redis, consumer = self.broker, self.redis, f"{self.settings.consumer_name}-reclaim"
+
+        async def on_reclaimed(body: Any) -> None:
+            msg = broker.context.get_local("message")
+            ids = msg.raw_message.get("message_ids") or [b""]
+            count = await msg.get_delivery_count()
+            delivery = Delivery(body, text(ids[0]), msg.headers, count, consumer, traced=True)
+            if poison.poisoned(delivery):
+                await poison.take_out(redis, stream, delivery)
+                return
+            await handler([delivery])
+
+        on_reclaimed.__annotations__ = {"body": model, "return": None}
         broker.subscriber(
             stream=StreamSub(
                 stream,
@@ -145,7 +158,7 @@ class Service:
             ),
             parser=parser,
             ack_policy=AckPolicy.REJECT_ON_ERROR,
-        )(_reclaimer(broker, model, handler, consumer))
+        )(on_reclaimed)
 
     async def create_groups(self) -> None:
         for stream, group in self._groups:
@@ -184,17 +197,17 @@ def _batch_reader(
     return on_batch
 
 
-def _reclaimer(
-    broker: RedisBroker, model: type[Any], handler: BatchHandler, consumer: str
+def _entry_reader(
+    broker: RedisBroker, model: type[Any], handler: EntryHandler, consumer: str
 ) -> Callable[..., Any]:
-    async def on_reclaimed(body: Any) -> None:
+    async def on_entry(body: Any) -> None:
         msg = broker.context.get_local("message")
         ids = msg.raw_message.get("message_ids") or [b""]
-        count = await msg.get_delivery_count()
-        await handler([Delivery(body, text(ids[0]), msg.headers, count, consumer, traced=True)])
+        # Read with `>`: a first delivery by definition, no XPENDING needed.
+        await handler(Delivery(body, text(ids[0]), msg.headers, 1, consumer, traced=True))
 
-    on_reclaimed.__annotations__ = {"body": model, "return": None}
-    return on_reclaimed
+    on_entry.__annotations__ = {"body": model, "return": None}
+    return on_entry
 
 
 def build_service(name: str, settings: Settings | None = None) -> Service:

@@ -4,7 +4,7 @@ A message-at-a-time hop pays FastStream's per-message machinery (a read, a handl
 its middlewares, an ack: ~0.3–0.6 ms of CPU) for every entry; on tiny jobs that machinery was
 most of the pipeline's cost (bench/README.md). A batch pays it once per read.
 
-What stays as before (DESIGN §4):
+What stays as before (docs/design.md §4):
 - acks follow the writes: FastStream XACKs the batch's ids only after the handler returned, so
   a handler queues every next-hop write of the batch into one pipeline and executes it before
   returning; when it raises, every entry of the batch stays pending for a reclaimer;
@@ -14,45 +14,28 @@ What stays as before (DESIGN §4):
   size cannot adapt at run time; it is fixed per hop: `BATCH_MAX_RECORDS`, `SOLVER_BATCH`.)
 - a reclaimer per hop (XAUTOCLAIM, one entry at a time) picks up a dead consumer's entries;
   only those can be redeliveries, so only they cost an XPENDING for the delivery count;
-- one trace per job: FastStream's telemetry middleware gives a batch one span of its own (a
-  new trace that links the entries), so each entry gets its own `<stream> process` span under
-  its producer's context here, and what the handler publishes for that entry hangs off it.
+- poison: an entry delivered more than `MAX_DELIVERIES` times never reaches a handler again;
+  `Poison` applies that one rule for every hop, and the hop's reaction (shared/jobs/poison.py,
+  or triage's own) takes the entry out of the loop;
+- one trace per job: each entry of a batch gets its own consume span
+  (shared/observability/tracing.py: `entry_span`), and what the handler publishes for that
+  entry hangs off it.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from faststream.redis.message import bDATA_KEY
-from faststream.redis.parser import BinaryMessageFormatV1
-from opentelemetry import propagate, trace
-from opentelemetry.trace import SpanKind
 from pydantic import BaseModel
 
+from shared.streaming.codec import encode_entry, envelope
+
 T = TypeVar("T")
-
-TRACER_NAME = "shiftstream"
-
-# FastStream's envelope wants a correlation id per message; it only has to be unique. A random
-# prefix per process and a counter are, without `uuid4`'s urandom syscall per message (4 % of
-# intake's CPU under load).
-_CORRELATION_PREFIX = os.urandom(8).hex()
-_correlation_seq = itertools.count()
-
-
-def _new_correlation_prefix() -> None:
-    # A forked child would otherwise count on from its parent's prefix and repeat its ids.
-    global _CORRELATION_PREFIX, _correlation_seq
-    _CORRELATION_PREFIX = os.urandom(8).hex()
-    _correlation_seq = itertools.count()
-
-
-os.register_at_fork(after_in_child=_new_correlation_prefix)
+log = logging.getLogger("shiftstream")
 
 
 @dataclass(slots=True)
@@ -74,56 +57,39 @@ class Delivery(Generic[T]):
 
 
 BatchHandler = Callable[[list[Delivery[Any]]], Awaitable[None]]
+EntryHandler = Callable[[Delivery[Any]], Awaitable[None]]
+# Queues a poisoned entry's way out of the pipeline into `pipe` (a Redis pipeline).
+PoisonReaction = Callable[[Delivery[Any], Any], Awaitable[None]]
 
 
-@contextmanager
-def entry_span(stream: str, delivery: Delivery[Any]) -> Iterator[None]:
-    """The entry's own consume span, a child of its producer's span (see the module doc)."""
-    if delivery.traced or not tracing_on():
-        yield
-        return
-    parent = propagate.extract(dict(delivery.headers))
-    tracer = trace.get_tracer(TRACER_NAME)
-    with tracer.start_as_current_span(
-        f"{stream} process",
-        context=parent,
-        kind=SpanKind.CONSUMER,
-        attributes={
-            "messaging.system": "redis",
-            "messaging.operation": "process",
-            "messaging.destination.name": stream,
-            "messaging.message.id": delivery.entry_id,
-        },
-    ):
-        yield
+@dataclass(frozen=True, slots=True)
+class Poison:
+    """The poison rule, applied by the hop layer before any handler sees an entry.
 
+    Parameters:
+        max_deliveries: an entry delivered more often than this is poison (`MAX_DELIVERIES`):
+            handling it keeps failing or killing its consumer, so it must leave the loop.
+        react: what the hop does with it instead of handling it, queued into the pipeline
+            whose execution precedes the entry's ack (shared/jobs/poison.py).
+    """
 
-def tracing_on() -> bool:
-    # Without a configured provider every span is a no-op; skipping them saves ~30 µs an entry.
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    max_deliveries: int
+    react: PoisonReaction
 
+    def poisoned(self, delivery: Delivery[Any]) -> bool:
+        return delivery.delivery_count > self.max_deliveries
 
-def text(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
-async def envelope(body: bytes, headers: dict[str, Any]) -> bytes:
-    """FastStream's stream entry format, so any FastStream subscriber reads what we write."""
-    return await BinaryMessageFormatV1.encode(
-        message=body,
-        reply_to=None,
-        headers=headers,
-        correlation_id=str(
-            headers.get("correlation_id") or f"{_CORRELATION_PREFIX}{next(_correlation_seq):x}"
-        ),
-    )
-
-
-async def encode_entry(model: BaseModel) -> bytes:
-    """`model` as a stream entry's data, carrying the current trace context."""
-    headers: dict[str, Any] = {"content-type": "application/json"}
-    propagate.inject(headers)
-    return await envelope(model.model_dump_json().encode(), headers)
+    async def take_out(self, redis: Any, stream: str, delivery: Delivery[Any]) -> None:
+        """Run the reaction for one poisoned entry; the caller acks it afterwards."""
+        log.error(
+            "entry %s of %s delivered %d times: poison, taken out of the loop",
+            delivery.entry_id,
+            stream,
+            delivery.delivery_count,
+        )
+        async with redis.pipeline(transaction=False) as pipe:
+            await self.react(delivery, pipe)
+            await pipe.execute()
 
 
 async def send(pipe: Any, stream: str, model: BaseModel, maxlen: int) -> None:

@@ -60,7 +60,7 @@ def run(app: FastStream) -> None:
     logging.getLogger().addHandler(watch)
     logging.getLogger("shiftstream").addHandler(watch)
     tune_for_service()
-    # `faststream run` picks uvloop itself, plain asyncio.run does not (VERIFIED.md).
+    # `faststream run` picks uvloop itself, plain asyncio.run does not (docs/verified.md).
     uvloop.run(_serve(app))
     if watch.seen:
         print(f"exiting {SUBSCRIBER_LOST}: {watch.seen[0]}", file=sys.stderr)

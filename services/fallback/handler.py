@@ -1,0 +1,65 @@
+"""The fallback's handler: solve a job whose primary solve failed with the greedy solver,
+which needs no C; if that fails too, triage retries the job."""
+
+from __future__ import annotations
+
+import logging
+
+from shared.errors import Cancelled, HandBack, InvalidRequest
+from shared.jobs.messages import FallbackJob
+from shared.jobs.records import is_cancelled
+from shared.observability.tracing import job_scope
+from shared.roster.model import Implementation
+from shared.roster.parse import parse_request
+from shared.solving.report import Reports, attempt_error
+from shared.solving.run import SolveRunner
+from shared.streaming.broker import Service
+from shared.streaming.hop import Delivery
+
+log = logging.getLogger("shiftstream.fallback")
+
+
+class FallbackHandler:
+    """Handles one fallback entry at a time.
+
+    Parameters:
+        svc: the service.
+        runner: the watched solve.
+        reports: the outcome writer.
+    """
+
+    def __init__(self, svc: Service, runner: SolveRunner, reports: Reports) -> None:
+        self.svc = svc
+        self.s = svc.settings
+        self.runner = runner
+        self.reports = reports
+
+    async def handle(self, delivery: Delivery[FallbackJob]) -> None:
+        item = delivery.body
+        with job_scope(item.job.job_id, attempt=item.job.attempt):
+            # The primary's error joins the history, whatever happens next.
+            job = item.job.model_copy(update={"history": [*item.job.history, item.error]})
+            if await self.runner.records.is_terminal(job.job_id):
+                return  # a redelivered or duplicated job whose end was already reported
+            async with self.runner.holding([delivery.entry_id]):
+                if await is_cancelled(self.svc.redis, self.svc.names, job.job_id):
+                    await self.reports.cancelled(job, "cancelled before the fallback solve started")
+                    return
+                try:
+                    request = parse_request(job.payload, self.s.limits)
+                    result, elapsed = await self.runner.run(job, request, Implementation.GREEDY)
+                except InvalidRequest as err:
+                    await self.reports.invalid(job, err)
+                    return
+                except Cancelled as err:
+                    await self.reports.cancelled(job, f"cancelled: {err}")
+                    return
+                except HandBack:
+                    raise
+                except Exception as err:
+                    log.warning("fallback solve of %s failed: %r", job.job_id, err)
+                    error = attempt_error("fallback", job, err)
+                    self.svc.metrics.failure(error.error_class.value, "fallback")
+                    await self.reports.transient(job, error)
+                    return
+                await self.reports.completed(job, result, elapsed, Implementation.GREEDY, None)

@@ -1,0 +1,169 @@
+"""The services' decisions as pure functions: intake's routing, triage's retry-or-dead-letter,
+the solver's implementation choice, and the one mapping from exception to error class."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.intake.verdict import (
+    Accept,
+    Cancel,
+    Duplicate,
+    Reject,
+    judge,
+    needs_claim,
+    route,
+)
+from services.solver.choice import implementation_for, solves_inline
+from services.triage.decide import DeadLetterIt, Retry, decide, poisoned
+from shared.errors import (
+    Cancelled,
+    ErrorClass,
+    InvalidRequest,
+    IsolatedSolveError,
+    SolverCrashed,
+    SolverTimedOut,
+    error_class_for,
+    error_type_of,
+)
+from shared.jobs.events import MAX_JOB_ID, SolveEntry
+from shared.jobs.messages import FailureRecord, IntakeEntry, Job, Severity
+from shared.roster.limits import Limits
+from shared.roster.model import Implementation
+from shared.roster.parse import parse_request
+from tests.conftest import request_json
+
+PAYLOAD = request_json(implementation="greedy")
+
+
+def solve(job_id: str | None, **extra: str) -> IntakeEntry:
+    return IntakeEntry(type="solve", job_id=job_id, payload=PAYLOAD, **extra)
+
+
+def routed(entry: IntakeEntry, owned: bool = True, now: float = 1000.0) -> object:
+    verdict = judge(entry, Limits()) if needs_claim(entry) else None
+    return route(entry, "5-0", owned=owned, verdict=verdict, now=now)
+
+
+# ------------------------------------------------------------------------------ intake
+
+
+def test_a_valid_request_under_a_new_id_is_accepted_now() -> None:
+    assert routed(solve("j1")) == Accept("j1", None)
+
+
+def test_a_repeated_id_is_a_duplicate_whatever_the_request() -> None:
+    assert routed(solve("j1"), owned=False) == Duplicate("j1")
+    assert routed(IntakeEntry(type="solve", job_id="j1", payload="[]"), owned=False) == Duplicate(
+        "j1"
+    )
+
+
+def test_not_before_in_the_future_schedules_and_in_the_past_runs_now() -> None:
+    later = routed(solve("j1", not_before="1970-01-01T00:20:00Z"), now=1000.0)
+    assert later == Accept("j1", 1200.0)
+    assert routed(solve("j1", not_before="1970-01-01T00:10:00Z"), now=1000.0) == Accept("j1")
+
+
+def test_invalid_requests_are_rejected_under_their_id_with_the_field_named() -> None:
+    action = routed(IntakeEntry(type="solve", job_id="j1", payload='{"employees": 3}'))
+    assert isinstance(action, Reject) and action.job_id == "j1"
+    assert "employees" in action.reason
+    assert routed(IntakeEntry(type="solve", job_id="j1")) == Reject("j1", "payload: missing")
+    bad_time = routed(solve("j1", not_before="tomorrow"))
+    assert isinstance(bad_time, Reject) and bad_time.reason.startswith("not_before:")
+
+
+def test_an_unknown_type_is_rejected_and_a_cancel_is_a_cancel() -> None:
+    assert routed(IntakeEntry(type="cancel", job_id="j1")) == Cancel("j1")
+    action = routed(IntakeEntry(type="stop", job_id="j1"))
+    assert isinstance(action, Reject) and "unknown type 'stop'" in action.reason
+
+
+def test_the_job_id_limit_is_the_published_contracts() -> None:
+    """Every id the schema accepts is kept; one character more is refused, not truncated."""
+    longest = "x" * MAX_JOB_ID
+    SolveEntry(type="solve", job_id=longest, payload="{}")  # the contract accepts it
+    assert routed(solve(longest)) == Accept(longest)
+    assert routed(solve("x" * 129)) == Accept("x" * 129)
+    too_long = routed(solve(longest + "x"))
+    assert too_long == Reject("anon-5-0", f"job_id: longer than {MAX_JOB_ID} characters")
+    assert routed(solve(None)) == Reject("anon-5-0", "job_id: missing")
+
+
+# ------------------------------------------------------------------------------ triage
+
+
+def failure(severity: Severity, attempt: int | None, error: ErrorClass) -> FailureRecord:
+    job = None if attempt is None else Job(job_id="j1", payload="{}", attempt=attempt)
+    return FailureRecord(
+        job_id="j1", severity=severity, error_class=error, reason="boom", stage="solver", job=job
+    )
+
+
+def test_transient_failures_are_retried_with_the_backoff_until_the_last_attempt() -> None:
+    verdict = decide(
+        failure(Severity.TRANSIENT, 2, ErrorClass.CRASH),
+        max_attempts=3,
+        delay_after=lambda attempt: attempt * 10.0,
+    )
+    assert isinstance(verdict, Retry)
+    assert verdict.job.attempt == 3 and verdict.delay == 20.0
+    last = decide(
+        failure(Severity.TRANSIENT, 3, ErrorClass.CRASH), max_attempts=3, delay_after=float
+    )
+    assert last == DeadLetterIt(
+        ErrorClass.EXHAUSTED, "gave up after 3 attempts; last error: boom"
+    )
+
+
+@pytest.mark.parametrize("error", [ErrorClass.INVALID, ErrorClass.EXHAUSTED, ErrorClass.CANCELLED])
+def test_permanent_failures_are_dead_lettered_at_once(error: ErrorClass) -> None:
+    verdict = decide(failure(Severity.PERMANENT, 1, error), max_attempts=5, delay_after=float)
+    assert verdict == DeadLetterIt(error, "boom")
+
+
+def test_a_transient_failure_without_a_job_cannot_be_retried() -> None:
+    verdict = decide(
+        failure(Severity.TRANSIENT, None, ErrorClass.CRASH), max_attempts=5, delay_after=float
+    )
+    assert verdict == DeadLetterIt(ErrorClass.CRASH, "boom")
+
+
+def test_a_poisoned_failure_is_exhausted_and_keeps_its_reason() -> None:
+    verdict = poisoned(failure(Severity.TRANSIENT, 1, ErrorClass.CRASH))
+    assert verdict.error_class is ErrorClass.EXHAUSTED and verdict.reason.endswith("boom")
+
+
+# ------------------------------------------------------------------------------ solver
+
+
+def test_a_request_that_names_its_solver_gets_it_else_the_deployment_decides() -> None:
+    named = parse_request(request_json(implementation="greedy"))
+    unnamed = parse_request(request_json())
+    assert implementation_for(named, Implementation.GENERETIC) is Implementation.GREEDY
+    assert implementation_for(unnamed, Implementation.GENERETIC) is Implementation.GENERETIC
+    assert implementation_for(unnamed, Implementation.GREEDY) is Implementation.GREEDY
+
+
+def test_only_tiny_greedy_solves_run_inline() -> None:
+    request = parse_request(request_json(employees=4, shifts=10))
+    cells = len(request.employees) * request.horizon.days * len(request.shift_types)
+    assert solves_inline(request, Implementation.GREEDY, max_cells=cells)
+    assert not solves_inline(request, Implementation.GREEDY, max_cells=cells - 1)
+    assert not solves_inline(request, Implementation.GENERETIC, max_cells=10**9)
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_each_exception_maps_to_its_error_class() -> None:
+    assert error_class_for(InvalidRequest("x")) is ErrorClass.INVALID
+    assert error_class_for(Cancelled("x")) is ErrorClass.CANCELLED
+    assert error_class_for(SolverTimedOut("x")) is ErrorClass.TIMEOUT
+    assert error_class_for(TimeoutError()) is ErrorClass.TIMEOUT
+    assert error_class_for(SolverCrashed("x")) is ErrorClass.CRASH
+    assert error_class_for(ValueError("x")) is ErrorClass.CRASH
+    assert error_type_of(IsolatedSolveError("GeneticError", "x")) == "GeneticError"
+    assert error_type_of(SolverCrashed("x")) == "SolverCrashed"
+
