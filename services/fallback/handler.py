@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from shared.errors import Cancelled, HandBack, InvalidRequest
+from shared.errors import InvalidRequest
 from shared.jobs.messages import FallbackJob
-from shared.jobs.records import is_cancelled
 from shared.observability.tracing import job_scope
 from shared.roster.model import Implementation
 from shared.roster.parse import parse_request
@@ -42,24 +41,18 @@ class FallbackHandler:
             if await self.runner.records.is_terminal(job.job_id):
                 return  # a redelivered or duplicated job whose end was already reported
             async with self.runner.holding([delivery.entry_id]):
-                if await is_cancelled(self.svc.redis, self.svc.names, job.job_id):
-                    await self.reports.cancelled(job, "cancelled before the fallback solve started")
-                    return
                 try:
                     request = parse_request(job.payload, self.s.limits)
-                    result, elapsed = await self.runner.run(job, request, Implementation.GREEDY)
                 except InvalidRequest as err:
                     await self.reports.invalid(job, err)
                     return
-                except Cancelled as err:
-                    await self.reports.cancelled(job, f"cancelled: {err}")
-                    return
-                except HandBack:
-                    raise
-                except Exception as err:
+
+                async def failed(err: Exception) -> None:
                     log.warning("fallback solve of %s failed: %r", job.job_id, err)
                     error = attempt_error("fallback", job, err)
                     self.svc.metrics.failure(error.error_class.value, "fallback")
                     await self.reports.transient(job, error)
-                    return
-                await self.reports.completed(job, result, elapsed, Implementation.GREEDY, None)
+
+                await self.runner.run_to_outcome(
+                    job, request, Implementation.GREEDY, self.reports, failed
+                )

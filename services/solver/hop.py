@@ -12,9 +12,9 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from services.solver.choice import implementation_for, solves_inline
-from shared.errors import Cancelled, HandBack, InvalidRequest
+from shared.errors import InvalidRequest
 from shared.jobs.messages import FallbackJob, Job, now
-from shared.jobs.records import TERMINAL_STATES, is_cancelled
+from shared.jobs.records import TERMINAL_STATES
 from shared.observability.tracing import (
     entry_span,
     job_scope,
@@ -191,20 +191,11 @@ class SolverHop:
 
     async def _guarded(self, job: Job, request: SolveRequest) -> None:
         used = self.implementation(request)
-        if await is_cancelled(self.svc.redis, self.names, job.job_id):
-            await self.reports.cancelled(job, "cancelled before the solve started")
-            return
-        try:
-            result, elapsed = await self.runner.run(job, request, used)
-        except Cancelled as err:
-            await self.reports.cancelled(job, f"cancelled: {err}")
-            return
-        except HandBack:
-            raise
-        except Exception as err:
+
+        async def failed(err: Exception) -> None:
             await self._solve_failed(job, err)
-            return
-        await self.reports.completed(job, result, elapsed, used, None)
+
+        await self.runner.run_to_outcome(job, request, used, self.reports, failed)
 
     async def _solve_failed(self, job: Job, err: Exception, pipe: Any = None) -> None:
         """The primary solve failed: the fallback takes the job (`SOLVER_ALLOW_FALLBACK`),

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from shared.errors import Cancelled, HandBack, SolverTimedOut
 from shared.jobs.lease import lease
@@ -31,6 +31,7 @@ from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import SolveControl
 from shared.solving.isolation import solve_direct, solve_isolated, switches_for, warm_up
 from shared.solving.progress import ProgressReporter
+from shared.solving.report import Reports
 from shared.streaming.broker import Service
 
 log = logging.getLogger("shiftstream.solver")
@@ -97,6 +98,32 @@ class SolveRunner:
             self.slots,
         ):
             yield
+
+    async def run_to_outcome(
+        self,
+        job: Job,
+        request: SolveRequest,
+        used: Implementation,
+        reports: Reports,
+        failed: Callable[[Exception], Awaitable[None]],
+    ) -> None:
+        """Solve and write how it ended: completed (a cancelled solve with a roster, too),
+        cancelled, or `failed(err)`. A hand-back at shutdown propagates: the entry stays
+        pending for another worker and nothing is reported."""
+        if await is_cancelled(self.svc.redis, self.svc.names, job.job_id):
+            await reports.cancelled(job, f"cancelled before the {self.stage} solve started")
+            return
+        try:
+            result, elapsed = await self.run(job, request, used)
+        except Cancelled as err:
+            await reports.cancelled(job, f"cancelled: {err}")
+            return
+        except HandBack:
+            raise
+        except Exception as err:
+            await failed(err)
+            return
+        await reports.completed(job, result, elapsed, used, None)
 
     async def run(
         self, job: Job, request: SolveRequest, implementation: Implementation
