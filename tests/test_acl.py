@@ -187,7 +187,11 @@ def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
     intake = acl_server.client("intake")
     assert intake.set(n.idempotency("d1"), "1-0", nx=True, ex=60)
     assert intake.get(n.idempotency("d1")) == "1-0"
-    intake.set(n.cancel("d1"), "1", ex=60)  # a cancel request
+    # A cancel: is the job known, and for how long (the marker never outlives the claim)?
+    expires = intake.pexpiretime(n.idempotency("d1"))
+    assert int(intake.time()[0]) * 1000 < expires
+    assert intake.hget(n.job("d1"), "state") is None
+    intake.set(n.cancel("d1"), "1", pxat=expires)
     intake.zadd(n.schedule, {"delayed": 1})  # not_before
     intake.hset(n.job("d1"), mapping={"state": "scheduled"})
     intake.expire(n.job("d1"), 60)

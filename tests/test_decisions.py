@@ -9,6 +9,8 @@ from services.intake.verdict import (
     Accept,
     Cancel,
     Duplicate,
+    IgnoreCancel,
+    Known,
     Reject,
     judge,
     needs_claim,
@@ -40,9 +42,13 @@ def solve(job_id: str | None, **extra: str) -> IntakeEntry:
     return IntakeEntry(type="solve", job_id=job_id, payload=PAYLOAD, **extra)
 
 
-def routed(entry: IntakeEntry, owned: bool = True, now: float = 1000.0) -> object:
+def routed(
+    entry: IntakeEntry, owned: bool = True, now: float = 1000.0, known: Known | None = None
+) -> object:
     verdict = judge(entry, Limits()) if needs_claim(entry) else None
-    return route(entry, "5-0", owned=owned, verdict=verdict, now=now)
+    return route(
+        entry, "5-0", owned=owned, verdict=verdict, now=now, known=known, cancel_ttl_ms=86_400_000
+    )
 
 
 # ------------------------------------------------------------------------------ intake
@@ -74,10 +80,37 @@ def test_invalid_requests_are_rejected_under_their_id_with_the_field_named() -> 
     assert isinstance(bad_time, Reject) and bad_time.reason.startswith("not_before:")
 
 
-def test_an_unknown_type_is_rejected_and_a_cancel_is_a_cancel() -> None:
-    assert routed(IntakeEntry(type="cancel", job_id="j1")) == Cancel("j1")
+def test_an_unknown_type_is_rejected() -> None:
     action = routed(IntakeEntry(type="stop", job_id="j1"))
     assert isinstance(action, Reject) and "unknown type 'stop'" in action.reason
+
+
+CANCEL = IntakeEntry(type="cancel", job_id="j1")
+
+
+def test_a_cancel_of_a_job_submitted_before_it_expires_with_the_job_ids_claim() -> None:
+    """The marker dies with the claim at the latest, so it cannot stop a later job of that id."""
+    day = 86_400_000
+    claimed = Known(now_ms=1_000, claimed_by="4-0", claim_expires_ms=61_000, state="running")
+    assert routed(CANCEL, known=claimed) == Cancel("j1", 61_000)
+    young = Known(now_ms=1_000, claimed_by="4-0", claim_expires_ms=1_000 + 2 * day)
+    assert routed(CANCEL, known=young) == Cancel("j1", 1_000 + day)  # CANCEL_TTL_SECONDS
+    # A scheduled job whose claim has expired is still known by its record.
+    assert routed(CANCEL, known=Known(now_ms=1_000, state="scheduled")) == Cancel(
+        "j1", 1_000 + day
+    )
+
+
+def test_a_cancel_of_an_unknown_or_ended_job_sets_no_marker() -> None:
+    assert isinstance(routed(CANCEL), IgnoreCancel)
+    assert isinstance(routed(CANCEL, known=Known(now_ms=1)), IgnoreCancel)
+    done = Known(now_ms=1, claimed_by="4-0", claim_expires_ms=60_000, state="completed")
+    assert routed(CANCEL, known=done) == IgnoreCancel("j1", "job already completed")
+    # Claimed by an entry after the cancel (later in the same batch): submitted after it.
+    later = routed(CANCEL, known=Known(now_ms=1, claimed_by="5-1", claim_expires_ms=60_000))
+    assert isinstance(later, IgnoreCancel) and "unknown" in later.reason
+    # Stream ids compare as numbers: 12-0 comes after 5-0.
+    assert isinstance(routed(CANCEL, known=Known(now_ms=1, claimed_by="12-0")), IgnoreCancel)
 
 
 def test_the_job_id_limit_is_the_published_contracts() -> None:

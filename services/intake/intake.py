@@ -1,5 +1,6 @@
 """Intake logic: carry out each entry's decision (services/intake/verdict.py) in one pipeline:
-a job queued or scheduled, a cancel marker, or an invalid request sent to triage."""
+a job queued or scheduled, a cancel marker (only for a job we know), or an invalid request sent
+to triage."""
 
 from __future__ import annotations
 
@@ -14,15 +15,20 @@ from services.intake.verdict import (
     Action,
     Cancel,
     Duplicate,
+    IgnoreCancel,
+    Known,
     Reject,
     Verdict,
     anon,
     job_id_of,
     judge,
+    kind_of,
     needs_claim,
     route,
+    usable_job_id,
 )
 from shared.errors import ErrorClass
+from shared.jobs.dead_letters import REPLAY_ATTRIBUTE, REPLAY_FIELD
 from shared.jobs.idempotency import claim_many
 from shared.jobs.messages import (
     FailureRecord,
@@ -38,6 +44,7 @@ from shared.jobs.schedule import Schedule
 from shared.observability.tracing import entry_span, job_scope, record_failure
 from shared.streaming.broker import Service
 from shared.streaming.hop import Delivery
+from shared.text import text
 
 log = logging.getLogger("shiftstream.intake")
 
@@ -102,17 +109,28 @@ class Intake:
             claiming.cancel()  # its claims are harmless: a redelivery finds its own entry id
             raise
         owned = await claiming
+        # After the claims, so that a cancel sees a submission earlier in its own batch.
+        known = await self._known(batch)
         at = now()
         async with self.svc.redis.pipeline(transaction=False) as pipe:
             for d in batch:
                 job_id = job_id_of(d.body)
-                with entry_span(self.names.intake, d), job_scope(job_id or None):
+                # A dead letter replay (shared/jobs/replay_dead.lua) starts a new lifecycle,
+                # and so a new trace: the attribute lets `shiftstream trace` tell the two apart
+                # from a trace context lost on the way.
+                replay_of = (d.body.other or {}).get(REPLAY_FIELD)
+                with (
+                    entry_span(self.names.intake, d),
+                    job_scope(job_id or None, attributes={REPLAY_ATTRIBUTE: replay_of}),
+                ):
                     action = route(
                         d.body,
                         d.entry_id,
                         owned=owned.get(d.entry_id, False),
                         verdict=verdicts.get(d.entry_id),
                         now=at,
+                        known=known.get(job_id),
+                        cancel_ttl_ms=self.s.cancel_ttl_seconds * 1000,
                     )
                     await self._carry_out(action, d.body, pipe)
             await pipe.execute()
@@ -127,6 +145,38 @@ class Intake:
         won = await claim_many(self.svc.redis, claims, self.s.idempotency_ttl_seconds)
         return {d.entry_id: ok for d, ok in zip(wanted, won, strict=True)}
 
+    async def _known(self, batch: list[Delivery[IntakeEntry]]) -> dict[str, Known]:
+        """For the batch's cancels: their job ids' claims and record states, and the server's
+        time, in one round trip (none for a batch without a cancel)."""
+        ids = sorted(
+            {
+                job_id_of(d.body)
+                for d in batch
+                if kind_of(d.body) == "cancel" and usable_job_id(job_id_of(d.body))
+            }
+        )
+        if not ids:
+            return {}
+        async with self.svc.redis.pipeline(transaction=False) as pipe:
+            pipe.time()
+            for job_id in ids:
+                pipe.get(self.names.idempotency(job_id))
+                pipe.pexpiretime(self.names.idempotency(job_id))
+                pipe.hget(self.names.job(job_id), "state")
+            replies = await pipe.execute()
+        seconds, micros = replies[0]
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        known = {}
+        for i, job_id in enumerate(ids):
+            owner, expires, state = replies[1 + 3 * i : 4 + 3 * i]
+            known[job_id] = Known(
+                now_ms=now_ms,
+                claimed_by=text(owner) if owner is not None else None,
+                claim_expires_ms=int(expires) if int(expires) > 0 else None,
+                state=text(state) if state is not None else None,
+            )
+        return known
+
     async def _carry_out(self, action: Action, entry: IntakeEntry, pipe: Any) -> None:
         match action:
             case Reject(job_id, reason):
@@ -134,9 +184,11 @@ class Intake:
                 record_failure(ErrorClass.INVALID.value)
                 record = failure_record("intake", job_id, ErrorClass.INVALID, reason, entry)
                 await self.svc.publish(record, self.names.failures, pipeline=pipe)
-            case Cancel(job_id):
-                pipe.set(self.names.cancel(job_id), "1", ex=self.s.cancel_ttl_seconds)
+            case Cancel(job_id, expire_at_ms):
+                pipe.set(self.names.cancel(job_id), "1", pxat=expire_at_ms)
                 log.info("cancel requested for %s", job_id)
+            case IgnoreCancel(job_id, reason):
+                log.info("cancel of %s ignored: %s", job_id, reason)
             case Duplicate(job_id):
                 log.info("duplicate job id %s ignored", job_id)
             case Accept(job_id, due):

@@ -1,17 +1,17 @@
 """The intake's decisions for one entry, as pure functions: is the request valid, and what
-becomes of the entry (a job now or later, a cancel, a duplicate, or an invalid request).
+becomes of the entry (a job now or later, a cancel, an ignored cancel, a duplicate, or an
+invalid request).
 
 services/intake/intake.py only carries them out: the claims, the writes and the spans.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 from shared.errors import InvalidRequest
 from shared.jobs.events import MAX_JOB_ID
-from shared.jobs.messages import IntakeEntry
+from shared.jobs.messages import IntakeEntry, parse_time
 from shared.roster.limits import Limits
 from shared.roster.parse import parse_request
 
@@ -34,7 +34,35 @@ class Reject:
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
+    """Set the job's cancel marker to expire at `expire_at_ms` (Redis time): never after the
+    job id's claim, so the marker cannot outlive its job and stop a later one of that id."""
+
     job_id: str
+    expire_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreCancel:
+    """A cancel that has nothing to stop: the job is unknown, or already ended. No marker is
+    set, so a job submitted later under this id is not touched; the intake only logs it."""
+
+    job_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What Redis holds about a cancel's job id when the cancel is read, in Redis's clock.
+
+    now_ms: the server's time; claimed_by: the intake entry id that claimed the job id (None:
+    not claimed); claim_expires_ms: when that claim expires (None: no expiry); state: the job
+    record's state (None: no record).
+    """
+
+    now_ms: int
+    claimed_by: str | None = None
+    claim_expires_ms: int | None = None
+    state: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +80,15 @@ class Accept:
     due: float | None = None
 
 
-Action = Reject | Cancel | Duplicate | Accept
+Action = Reject | Cancel | IgnoreCancel | Duplicate | Accept
+
+# States after which a cancel has nothing left to stop (shared/jobs/records.py).
+ENDED_STATES = frozenset({"completed", "failed"})
 
 
 def parse_not_before(value: str) -> float:
     """ISO 8601 time to epoch seconds; a time without zone is taken as UTC."""
-    t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
-    return t.timestamp()
+    return parse_time(value).timestamp()
 
 
 def job_id_of(entry: IntakeEntry) -> str:
@@ -97,8 +125,43 @@ def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
         return Verdict(reason=f"not_before: not an ISO 8601 time ({entry.not_before!r:.60})")
 
 
+def stream_id(entry_id: str) -> tuple[int, int]:
+    """A stream entry id as a sortable pair (milliseconds, sequence)."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def cancel_action(job_id: str, entry_id: str, known: Known | None, cancel_ttl_ms: int) -> Action:
+    """A cancel stops only a job submitted before it.
+
+    The claim tells: a job id claimed by an earlier intake entry is a job we know (a claim by a
+    later entry of the same batch is a submission after the cancel). Without a claim, a job
+    record in a state that can still run (a scheduled job whose claim has expired) is known
+    too. The marker expires with the claim at the latest, so once the id is free again no
+    marker is left to stop the next job under that id.
+    """
+    if known is None:
+        return IgnoreCancel(job_id, "unknown job id (never submitted, or forgotten)")
+    if known.state in ENDED_STATES:
+        return IgnoreCancel(job_id, f"job already {known.state}")
+    latest = known.now_ms + cancel_ttl_ms
+    if known.claimed_by is not None and stream_id(known.claimed_by) < stream_id(entry_id):
+        claim_end = known.claim_expires_ms
+        return Cancel(job_id, min(latest, claim_end) if claim_end is not None else latest)
+    if known.state is not None:
+        return Cancel(job_id, latest)
+    return IgnoreCancel(job_id, "unknown job id (never submitted, or forgotten)")
+
+
 def route(
-    entry: IntakeEntry, entry_id: str, *, owned: bool, verdict: Verdict | None, now: float
+    entry: IntakeEntry,
+    entry_id: str,
+    *,
+    owned: bool,
+    verdict: Verdict | None,
+    now: float,
+    known: Known | None = None,
+    cancel_ttl_ms: int = 24 * 3600 * 1000,
 ) -> Action:
     """What becomes of one entry.
 
@@ -108,6 +171,8 @@ def route(
         owned: whether this entry won its job id's idempotency claim (or spent it before).
         verdict: `judge(entry)`, for solve requests.
         now: the current time, against which `not_before` is compared.
+        known: for a cancel, what Redis holds about its job id (`Known`; None: not looked up).
+        cancel_ttl_ms: the longest a cancel marker lives (`CANCEL_TTL_SECONDS`).
     """
     job_id = job_id_of(entry)
     if not job_id:
@@ -116,7 +181,7 @@ def route(
         return Reject(anon(entry_id), f"job_id: longer than {MAX_JOB_ID} characters")
     kind = kind_of(entry)
     if kind == "cancel":
-        return Cancel(job_id)
+        return cancel_action(job_id, entry_id, known, cancel_ttl_ms)
     if kind != "solve":
         return Reject(job_id, f"type: unknown type {kind!r}, expected solve or cancel")
     if not owned:
