@@ -74,17 +74,17 @@ def test_valid_request_passes() -> None:
         # negative weights and counts
         (
             tiny_request(cover=[{"day": 0, "shift": "E", "required": 1, "under_weight": -5}]),
-            "cover.0.under_weight: Input should be greater than or equal to 0 (got -5)",
+            "cover[0].under_weight: Input should be greater than or equal to 0 (got -5)",
         ),
         (
             tiny_request(cover=[{"day": 0, "shift": "E", "required": 1, "over_weight": -1}]),
-            "cover.0.over_weight",
+            "cover[0].over_weight",
         ),
         (
             with_employee(shift_on_requests=[{"day": 1, "shift": "E", "weight": -2}]),
-            "employees.0.shift_on_requests.0.weight",
+            "employees[0] ('A').shift_on_requests[0].weight",
         ),
-        (tiny_request(cover=[{"day": 0, "shift": "E", "required": -1}]), "cover.0.required"),
+        (tiny_request(cover=[{"day": 0, "shift": "E", "required": -1}]), "cover[0].required"),
         # impossible bounds
         (
             with_employee(min_minutes=5000, max_minutes=4000),
@@ -96,7 +96,7 @@ def test_valid_request_passes() -> None:
         ),
         (
             tiny_request(shift_types=[{"id": "E", "length_minutes": 0}], cover=[]),
-            "shift_types.0.length_minutes",
+            "shift_types[0] ('E').length_minutes",
         ),
         (
             tiny_request(horizon={"days": 0}),

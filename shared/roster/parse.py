@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import ValidationError
 
 from shared.errors import InvalidRequest
@@ -11,11 +13,38 @@ from shared.roster.model import SolveRequest
 _validate_json = SolveRequest.__pydantic_validator__.validate_json
 
 
-def describe(err: ValidationError) -> str:
-    """One line per problem, each starting with the field path, e.g. `employees.3.id: ...`."""
+def field_path(loc: tuple[int | str, ...], document: object = None) -> str:
+    """A field's location as the request's own messages write it (shared/roster/model.py):
+    `employees[0] ('ana').max_minutes`. An item with an `id` is named by it, since a planner
+    knows the employee, not its position in the array."""
+    path = ""
+    node = document
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            ident = node.get("id") if isinstance(node, dict) else None
+            if isinstance(ident, str):
+                path += f" ({ident!r})"
+        else:
+            path += f".{part}" if path else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return path
+
+
+def describe(err: ValidationError, raw: str | bytes | None = None) -> str:
+    """One line per problem, each starting with the field path, e.g.
+    `employees[3] ('ana').max_minutes: ...`; `raw` (the request's JSON) names items by id."""
+    document: object = None
+    indexed = any(isinstance(p, int) for e in err.errors(include_url=False) for p in e["loc"])
+    if raw is not None and indexed:
+        try:
+            document = json.loads(raw)
+        except (ValueError, RecursionError):
+            document = None
     lines = []
     for e in err.errors(include_url=False):
-        loc = ".".join(str(p) for p in e["loc"])
+        loc = field_path(tuple(e["loc"]), document)
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] in {"json_invalid"}:
             lines.append(f"payload is not valid JSON: {e['ctx'].get('error', msg)}")
@@ -38,4 +67,4 @@ def parse_request(raw: str | bytes, limits: Limits | None = None) -> SolveReques
         request: SolveRequest = _validate_json(raw, context={"limits": limits})
         return request
     except ValidationError as err:
-        raise InvalidRequest(describe(err)) from err
+        raise InvalidRequest(describe(err, raw)) from err
