@@ -19,7 +19,7 @@ from shared.jobs.messages import ErrorClass, IntakeEntry, Outcome, OutcomeKind
 from shared.names import Names
 from shared.roster.solving import Progress
 from shared.settings import Settings
-from shared.solving.progress import MESSAGES, ProgressReporter, message_for
+from shared.solving.progress import ProgressReporter
 from shared.streaming.codec import batch_decoder, batch_parser, envelope
 
 # --------------------------------------------------------------------------- backoff
@@ -53,19 +53,89 @@ def test_progress_fields() -> None:
     o = r.outcome(p, 0.0)
     assert o is not None and o.kind is OutcomeKind.PROGRESS
     fields = o.event_fields()
+    assert fields["phase"] == "genetic"
     assert fields["generation"] == "5/50"
     assert fields["best_score"] == "1hard/7soft"
     assert fields["population"] == "30"
+    assert fields["lower_bound"] == ""
     assert 0 <= float(fields["progress"]) <= 100
     assert float(fields["eta_seconds"]) <= 10
+    assert fields["message"] == "Genetic search: generation 5 of ~50, best roster: penalty 7, " \
+        "1 hard rule broken"
 
 
-def test_messages_rotate_every_five_seconds() -> None:
-    assert message_for(0) == MESSAGES[0]
-    assert message_for(4.9) == MESSAGES[0]
-    assert message_for(5.0) == MESSAGES[1]
-    assert message_for(5 * len(MESSAGES)) == MESSAGES[0]
-    assert all(m.endswith("…") for m in MESSAGES)
+def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> None:
+    """The column phase has no generations or population: it says so with empty fields and
+    gives what it has, the best roster and the LP bound (the solver's own `phase` when set)."""
+    r = ProgressReporter("j", time_limit=10, implementation="generetic")
+    p = Progress(best_hard=0, best_penalty=1330, lower_bound=1235.4)
+    fields = r.outcome(p, 0.0).event_fields()  # type: ignore[union-attr]
+    assert fields["phase"] == "columns"
+    assert fields["generation"] == "" and fields["population"] == "0"
+    assert fields["lower_bound"] == "1236"  # penalties are whole: the bound rounds up
+    assert fields["message"] == (
+        "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.1%)"
+    )
+    before = ProgressReporter("j", time_limit=10, implementation="generetic")
+    first = before.outcome(Progress(), 0.0).event_fields()  # type: ignore[union-attr]
+    assert first["message"] == "Column generation: no roster yet" and first["best_score"] == ""
+    told = ProgressReporter("j", time_limit=10, implementation="generetic")
+    said = told.outcome(Progress(phase="genetic", generation=0), 0.0)
+    assert said is not None and said.phase == "genetic"
+
+
+def test_genetic_phase_estimates_the_generations_its_time_holds() -> None:
+    """A time-limited GA knows no total: the event's `g/expected` comes from its pace so far
+    and the time left, and is empty until a pace is known (never `g/0`)."""
+    r = ProgressReporter("j", time_limit=10, interval=1.0, implementation="generetic")
+    p = Progress(generation=100, population=30, best_hard=0, best_penalty=50)
+    p.started -= 4.0  # four seconds into the solve
+    first = r.outcome(p, 100.0)
+    assert first is not None and first.generation == ""
+    p.generation = 300  # 200 generations a second
+    p.started -= 1.0
+    second = r.outcome(p, 101.0)
+    assert second is not None
+    g, expected = second.generation.split("/")  # type: ignore[union-attr]
+    assert int(g) == 300
+    # five seconds left at 200 a second: about 1300 in all
+    assert 1250 <= int(expected) <= 1350, second.generation
+
+
+def test_without_a_phase_from_the_solver_the_clock_tells_it() -> None:
+    """The generetic solver gives column generation at most COLUMN_SHARE of its limit; a
+    solver that reports its phase is believed instead."""
+    import csolver
+    from shared.solving.progress import COLUMN_SHARE
+
+    assert COLUMN_SHARE == csolver.COLUMN_SHARE
+    r = ProgressReporter("j", time_limit=10, interval=0, implementation="generetic")
+    p = Progress()
+    assert r.outcome(p, 0.0).phase == "columns"  # type: ignore[union-attr]
+    p.started -= 8.0
+    assert r.outcome(p, 1.0).phase == "genetic"  # type: ignore[union-attr]
+    p.phase = "columns"
+    assert r.outcome(p, 2.0).phase == "columns"  # type: ignore[union-attr]
+
+
+def test_phase_and_bound_cross_the_process_boundary() -> None:
+    from shared.solving.isolation import _FIELDS, _pack, _unpack
+
+    shared = [0] * (len(_FIELDS) + 2)
+    _pack(Progress(phase="columns", lower_bound=1235.2, best_hard=0, best_penalty=9), shared)
+    back = Progress()
+    _unpack(shared, back)
+    assert (back.phase, back.lower_bound, back.best_penalty) == ("columns", 1236.0, 9)
+    _pack(Progress(), shared)
+    _unpack(shared, back)
+    assert (back.phase, back.lower_bound, back.best_hard) == ("", None, -1)
+
+
+def test_greedy_progress_says_greedy() -> None:
+    r = ProgressReporter("j", time_limit=10, implementation="greedy")
+    o = r.outcome(Progress(best_hard=0, best_penalty=9), 0.0)
+    assert o is not None and o.phase == "greedy"
+    assert o.message == "Greedy construction: best roster: penalty 9"
 
 
 # --------------------------------------------------------------------------- intake parser

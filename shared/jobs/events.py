@@ -109,18 +109,37 @@ class ProgressEvent(_Event):
 
     type: Literal["solver.progress"]
     progress: Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])$")] = Field(
-        description="Percent of the time limit used, 0-100."
+        description="Percent of the way to the end, 0-100: the larger of time used / time limit "
+        "and generation / generations the solver was given; never 100 before the end."
     )
-    message: str = Field(description="Human readable status; rotates with elapsed time.")
+    message: str = Field(
+        description="Human readable: the phase and its figures, e.g. 'Column generation: best "
+        "roster: penalty 1330, LP bound 1236 (gap 7.1%)'."
+    )
+    phase: Literal["", "columns", "genetic", "greedy"] | None = Field(
+        default=None,
+        description="What the solver is doing: 'columns' (column generation: a best roster and "
+        "an LP lower bound, no generations), 'genetic' (the memetic GA: generations and a "
+        "population), 'greedy' (one construction). Optional: absent from events of services "
+        "older than this field.",
+    )
     generation: Annotated[str, Field(pattern=r"^([0-9]+/[0-9]+)?$")] = Field(
-        description="'g/total': generation reached / expected generations; empty before the "
-        "search starts."
+        description="'g/expected' in the genetic phase: generation reached / generations "
+        "expected (estimated from the pace so far and the time left); empty in other phases."
     )
-    population: UInt = Field(description="Current population size of the search.")
+    population: UInt = Field(
+        description="Population size in the genetic phase; 0 in other phases."
+    )
     eta_seconds: Decimal = Field(description="Estimated seconds until the solve ends.")
     best_score: Annotated[str, Field(pattern=r"^([0-9]+hard/[0-9]+soft)?$")] = Field(
         description="Best roster so far as '<hard violations>hard/<soft penalty>soft', e.g. "
         "'0hard/1250soft'; empty before the first roster."
+    )
+    lower_bound: Annotated[str, Field(pattern=r"^([0-9]+)?$")] | None = Field(
+        default=None,
+        description="The least soft penalty any roster of this request can have, as the column "
+        "phase's LP proves it: best_score's penalty minus this is the most left to gain. Empty "
+        "when unknown. Optional: absent from events of services older than this field.",
     )
 
 

@@ -28,6 +28,14 @@ def iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
 
 
+def parse_time(value: str) -> dt.datetime:
+    """An ISO 8601 time as the intake reads `not_before`: `Z` or an offset, and a time without
+    zone taken as UTC; ValueError otherwise. The CLI parses `--not-before` with this very
+    function, so whatever one accepts the other does too."""
+    t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
+
+
 class Severity(StrEnum):
     PERMANENT = "permanent"  # dead letter at once, never retried
     TRANSIENT = "transient"  # retried with backoff until attempts run out
@@ -135,10 +143,12 @@ class Outcome(_Record):
     # progress
     progress: float | None = None
     message: str | None = None
+    phase: str | None = None
     generation: str | None = None
     population: int | None = None
     eta_seconds: float | None = None
     best_score: str | None = None
+    lower_bound: float | None = None
     # completed
     result: str | None = Field(default=None, description="SolveResult JSON")
     solve_time_ms: float | None = None
@@ -162,10 +172,12 @@ class Outcome(_Record):
             f |= {
                 "progress": f"{self.progress or 0:.0f}",
                 "message": self.message or "",
+                "phase": self.phase or "",
                 "generation": self.generation or "",
                 "population": str(self.population or 0),
                 "eta_seconds": f"{self.eta_seconds or 0:.1f}",
                 "best_score": self.best_score or "",
+                "lower_bound": "" if self.lower_bound is None else f"{self.lower_bound:.0f}",
             }
         elif self.kind is OutcomeKind.COMPLETED:
             f |= {

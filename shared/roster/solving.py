@@ -33,6 +33,11 @@ class Progress:
     best_penalty: int = -1
     evaluations: int = 0
     started: float = field(default_factory=time.monotonic)
+    # What the solver is doing: "columns" (column generation), "genetic" (the memetic GA),
+    # "greedy"; "" when the solver does not say (shared/solving/progress.py infers it).
+    phase: str = ""
+    # The least penalty any roster can have, as the column phase's LP proves it; None: unknown.
+    lower_bound: float | None = None
 
     @property
     def elapsed(self) -> float:

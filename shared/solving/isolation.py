@@ -20,6 +20,7 @@ named `__crash__...` runs the C solver with `crash_for_test=True` (a real segfau
 from __future__ import annotations
 
 import contextlib
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -32,7 +33,7 @@ from typing import Any
 
 from shared.errors import IsolatedSolveError, SolverCrashed, SolverTimedOut
 from shared.roster.model import Implementation, SolveRequest, SolveResult
-from shared.roster.solving import SolveControl
+from shared.roster.solving import Progress, SolveControl
 from shared.solving.dispatch import solve_request
 
 # The child copies its progress out this often, and looks at the shared cancel Event as often;
@@ -50,6 +51,25 @@ _FIELDS = (
     "best_penalty",
     "evaluations",
 )
+# The phase and the LP bound travel in the same int64 array: the phase as its index in
+# PHASE_CODES, the bound rounded up (penalties are whole numbers), -1 for none.
+PHASE_CODES = ("", "columns", "genetic", "greedy")
+_PHASE, _BOUND = len(_FIELDS), len(_FIELDS) + 1
+
+
+def _pack(p: Progress, shared: Any) -> None:
+    for i, name in enumerate(_FIELDS):
+        shared[i] = int(getattr(p, name))
+    shared[_PHASE] = PHASE_CODES.index(p.phase) if p.phase in PHASE_CODES else 0
+    bound = p.lower_bound
+    shared[_BOUND] = -1 if bound is None or bound != bound else math.ceil(bound - 1e-6)
+
+
+def _unpack(shared: Any, p: Progress) -> None:
+    for i, name in enumerate(_FIELDS):
+        setattr(p, name, int(shared[i]))
+    p.phase = PHASE_CODES[shared[_PHASE]] if 0 <= shared[_PHASE] < len(PHASE_CODES) else ""
+    p.lower_bound = float(shared[_BOUND]) if shared[_BOUND] >= 0 else None
 CRASH_NAME = "__crash__"
 HANG_NAME = "__hang__"
 
@@ -131,9 +151,7 @@ def _child(
                 os._exit(3)
             with contextlib.suppress(Exception):
                 control.refresh()
-            p = control.progress
-            for i, name in enumerate(_FIELDS):
-                shared[i] = int(getattr(p, name))
+            _pack(control.progress, shared)
 
     threading.Thread(target=pump, name="isolation-pump", daemon=True).start()
     try:
@@ -169,8 +187,8 @@ def solve_isolated(
     switches: DebugSwitches = DebugSwitches(),
 ) -> SolveResult:
     """Blocking: solve in a child process; call from a thread (the worker's to_thread)."""
-    shared = _ctx.Array("q", len(_FIELDS), lock=False)
-    shared[3] = shared[4] = -1
+    shared = _ctx.Array("q", len(_FIELDS) + 2, lock=False)
+    shared[3] = shared[4] = shared[_BOUND] = -1
     cancel = _ctx.Event()
     receiver, sender = _ctx.Pipe(duplex=False)
     proc = _ctx.Process(
@@ -196,8 +214,7 @@ def solve_isolated(
     progress = control.progress
 
     def copy_progress() -> None:
-        for i, name in enumerate(_FIELDS):
-            setattr(progress, name, int(shared[i]))
+        _unpack(shared, progress)
 
     control.refresh = copy_progress
     answer: tuple[Any, ...] | None = None

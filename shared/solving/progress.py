@@ -1,26 +1,30 @@
-"""Progress reporting for a running solve: at most one update per interval, readable messages.
+"""Progress reporting for a running solve: at most one update per interval, saying what the
+solver is doing in each of its phases.
 
 The solver polls its control struct every 100 ms, far more often than a client wants events;
-`ProgressReporter` decides when an update goes out and what it says.
+`ProgressReporter` decides when an update goes out and what it says. A generetic solve runs in
+two phases (docs/decisions/0008-column-generation.md): column generation, which has a best
+roster and an LP lower bound but no generations or population, then the memetic GA, which has
+both. A greedy solve is one construction. The event says which phase runs (`phase`) and carries
+the figures that phase has; `message` says it in words.
 """
 
 from __future__ import annotations
 
+import math
+
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.roster.solving import Progress
 
-MESSAGES = (
-    "Analysing shifts…",
-    "Balancing workloads…",
-    "Honouring wishes…",
-    "Polishing the roster…",
-)
-MESSAGE_PERIOD_SECONDS = 5.0
-
-
-def message_for(elapsed: float) -> str:
-    """The message rotates with elapsed time, so every client sees the same text at once."""
-    return MESSAGES[int(max(0.0, elapsed) // MESSAGE_PERIOD_SECONDS) % len(MESSAGES)]
+COLUMNS = "columns"
+GENETIC = "genetic"
+GREEDY = "greedy"
+PHASES = (COLUMNS, GENETIC, GREEDY)
+# The share of the time limit the generetic solver gives column generation at most
+# (csolver.COLUMN_SHARE; tests/test_service_units.py holds the two equal). Only for a solver
+# that does not report its phase: this module must not import csolver, which the greedy
+# fallback has to run without.
+COLUMN_SHARE = 0.75
 
 
 def best_score(p: Progress) -> str:
@@ -29,32 +33,108 @@ def best_score(p: Progress) -> str:
     return f"{p.best_hard}hard/{p.best_penalty}soft"
 
 
+def phase_of(p: Progress, implementation: str = "", time_limit: float = 0.0) -> str:
+    """The phase the solver reports (`Progress.phase`), else the one its figures and the
+    clock show: a GA with generations, the greedy's one phase, and the generetic solver's
+    column generation for at most `COLUMN_SHARE` of its time limit, then the GA. (Column
+    generation may hand over earlier, when its root LP is slow; only the solver knows.)"""
+    if p.phase:
+        return p.phase
+    if implementation == GREEDY:
+        return GREEDY
+    if p.population > 0 or p.generation > 0:
+        return GENETIC
+    if time_limit > 0 and p.elapsed >= COLUMN_SHARE * time_limit:
+        return GENETIC
+    return COLUMNS
+
+
+def bound_of(p: Progress) -> int | None:
+    """The LP bound as a penalty: penalties are whole numbers, so the bound rounds up."""
+    if p.lower_bound is None or not math.isfinite(p.lower_bound):
+        return None
+    return max(0, math.ceil(p.lower_bound - 1e-6))
+
+
+def _best_words(p: Progress) -> str:
+    if p.best_hard < 0:
+        return "no roster yet"
+    words = f"best roster: penalty {p.best_penalty}"
+    if p.best_hard > 0:
+        words += f", {p.best_hard} hard rule{'s' if p.best_hard != 1 else ''} broken"
+    return words
+
+
+def describe(p: Progress, phase: str, generation_total: int | None = None) -> str:
+    """The progress message: the phase and its figures, in words."""
+    if phase == COLUMNS:
+        text = f"Column generation: {_best_words(p)}"
+        bound = bound_of(p)
+        if bound is not None:
+            text += f", LP bound {bound}"
+            if p.best_hard == 0 and p.best_penalty > 0:
+                text += f" (gap {(p.best_penalty - bound) / p.best_penalty:.1%})"
+        return text
+    if phase == GENETIC:
+        of = f" of ~{generation_total}" if generation_total else ""
+        return f"Genetic search: generation {p.generation}{of}, {_best_words(p)}"
+    if phase == GREEDY:
+        return f"Greedy construction: {_best_words(p)}"
+    return f"Solving ({phase}): {_best_words(p)}"
+
+
 class ProgressReporter:
-    def __init__(self, job_id: str, time_limit: float, interval: float = 1.0) -> None:
+    def __init__(
+        self, job_id: str, time_limit: float, interval: float = 1.0, implementation: str = ""
+    ) -> None:
         self.job_id = job_id
         self.time_limit = time_limit
         self.interval = interval
+        self.implementation = implementation
         self._last: float | None = None
+        # When the GA was first seen and at which generation: its pace estimates how many
+        # generations the time left holds (a time-limited GA knows no total of its own).
+        self._ga_start: tuple[float, int] | None = None
 
     def due(self, now: float) -> bool:
         return self._last is None or now - self._last >= self.interval
 
+    def expected_generations(self, p: Progress, now: float, eta: float) -> int | None:
+        if p.total_generations > 0:
+            return p.total_generations
+        if self._ga_start is None:
+            return None
+        t0, g0 = self._ga_start
+        if now <= t0 or p.generation <= g0:
+            return None
+        rate = (p.generation - g0) / (now - t0)
+        return p.generation + round(rate * eta)
+
     def outcome(self, p: Progress, now: float) -> Outcome | None:
         """The update to send at `now` (monotonic seconds), or None if it is too soon."""
+        phase = phase_of(p, self.implementation, self.time_limit)
+        if phase == GENETIC and self._ga_start is None:
+            self._ga_start = (now, p.generation)
         if not self.due(now):
             return None
         self._last = now
         elapsed = p.elapsed
+        eta = max(0.0, self.time_limit - elapsed)
         by_time = elapsed / self.time_limit if self.time_limit > 0 else 0.0
         by_generation = p.generation / p.total_generations if p.total_generations > 0 else 0.0
         fraction = min(0.99, max(by_time, by_generation))
+        total = self.expected_generations(p, now, eta) if phase == GENETIC else None
+        bound = bound_of(p)
         return Outcome(
             kind=OutcomeKind.PROGRESS,
             job_id=self.job_id,
             progress=round(fraction * 100, 1),
-            message=message_for(elapsed),
-            generation=f"{p.generation}/{p.total_generations}",
+            message=describe(p, phase, total),
+            phase=phase,
+            # `g/expected`, only where there are generations and an estimate of how many.
+            generation=f"{p.generation}/{total}" if total else "",
             population=p.population,
-            eta_seconds=round(max(0.0, self.time_limit - elapsed), 1),
+            eta_seconds=round(eta, 1),
             best_score=best_score(p),
+            lower_bound=float(bound) if bound is not None else None,
         )

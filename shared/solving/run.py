@@ -139,7 +139,9 @@ class SolveRunner:
     ) -> tuple[SolveResult, float]:
         time_limit = self.time_limit(request)
         control = SolveControl()
-        reporter = ProgressReporter(job.job_id, time_limit, self.s.progress_interval_seconds)
+        reporter = ProgressReporter(
+            job.job_id, time_limit, self.s.progress_interval_seconds, implementation.value
+        )
         handed_back = False
         await self.records.update(
             job.job_id,
