@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Stack, StackFactory, request_json
+from tests.conftest import ROOT, Stack, StackFactory, request_json
 from tests.test_jobs_cli import cli
 from tests.test_services import _broken_csolver
 
@@ -24,6 +26,7 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
             "SOLVER_ALLOW_FALLBACK": "false",
             "RETRY_MAX_ATTEMPTS": "1",
             "SHIFTSTREAM_TRACE_FILE": str(tmp_path / "traces.jsonl"),
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
         },
         cwd=_broken_csolver(tmp_path),
     )
@@ -43,7 +46,13 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
 
     # The fix is deployed: the same streams, a working solver.
     broken.supervisor.stop()
-    fixed = make_stack(env={"SHIFTSTREAM_PREFIX": broken.prefix})
+    fixed = make_stack(
+        env={
+            "SHIFTSTREAM_PREFIX": broken.prefix,
+            "SHIFTSTREAM_TRACE_FILE": str(tmp_path / "traces.jsonl"),
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+        }
+    )
     replayed = cli(broken, "dlq", "replay", failed["dead_letter_id"])
     assert replayed.returncode == 0, replayed.stderr
     fixed.wait_for(lambda: len(fixed.terminal(job)) == 2, timeout=60, what="second terminal")
@@ -56,8 +65,24 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
     assert types.count("solver.accepted") == 2
     assert fixed.job(job)["state"] == "completed"
     # The replayed letter is gone, so a second replay (or --all) cannot run it a third time.
-    assert cli(broken, "dlq", "replay", failed["dead_letter_id"]).returncode == 1
+    assert cli(broken, "dlq", "replay", failed["dead_letter_id"]).returncode == 4  # not found
     assert job not in cli(broken, "dlq", "list", "-o", "json").stdout
+
+    # Its trace: two lifecycles, one trace each, told apart from a lost trace context.
+    def traced() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "shared.cli.main", "trace", job,
+             "--file", str(tmp_path / "traces.jsonl")],
+            capture_output=True, text=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+
+    fixed.wait_for(
+        lambda: "2 lifecycles" in traced().stdout, timeout=30, what="both lifecycles' spans"
+    )
+    shown = traced().stdout
+    assert "2 lifecycles: the first submission and 1 replay" in shown, shown
+    assert f"replay of dead letter {failed['dead_letter_id']}" in " ".join(shown.split()), shown
+    assert "not carried" not in shown
 
 
 def test_replay_all_skips_what_never_became_a_job_and_purge_empties(stack: Stack) -> None:
@@ -73,7 +98,7 @@ def test_replay_all_skips_what_never_became_a_job_and_purge_empties(stack: Stack
     purged = cli(stack, "dlq", "purge", "--yes")
     assert purged.returncode == 0 and "purged" in purged.stdout
     assert stack.redis.xlen(stack.names.dead) == 0
-    assert cli(stack, "dlq", "show", ids[0]).returncode == 1
+    assert cli(stack, "dlq", "show", ids[0]).returncode == 4  # not found
 
 
 def test_dead_letters_expire_by_age(make_stack: StackFactory) -> None:

@@ -24,12 +24,14 @@ def _provider(service: str, path: Path) -> TracerProvider:
     return p
 
 
-def _two_service_job(path: Path, job_id: str) -> str:
-    """intake -> solver across a carrier, like a stream hop; returns the trace id."""
+def _two_service_job(path: Path, job_id: str, replay_of: str | None = None) -> str:
+    """intake -> solver across a carrier, like a stream hop; returns the trace id. With
+    `replay_of`, the intake marks its span as a dead letter replay's, as the service does."""
     intake, solver = _provider("shiftstream-intake", path), _provider("shiftstream-solver", path)
     carrier: dict[str, str] = {}
+    marks = {"job.id": job_id} | ({"job.replay_of": replay_of} if replay_of else {})
     with intake.get_tracer("t").start_as_current_span(
-        "workforce-solver process", attributes={"job.id": job_id}
+        "workforce-solver process", attributes=marks
     ) as root:
         with intake.get_tracer("t").start_as_current_span("solver.jobs publish"):
             inject(carrier)
@@ -89,7 +91,7 @@ def test_trace_command(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert "solve" in ok.output and "shiftstream-intake" in ok.output
     missing = runner.invoke(app, ["trace", "nope", "--file", str(path)])
-    assert missing.exit_code == 1
+    assert missing.exit_code == 4  # nothing by that name (shared/cli/exits.py)
     assert "no spans for nope" in missing.output
 
 
@@ -100,3 +102,24 @@ def test_torn_lines_are_skipped(tmp_path: Path) -> None:
     with path.open("a") as fh:
         fh.write('{"resourceSpans": [{"job-9"\n')
     assert len(traces_of_job(path, "job-9")) == 1
+
+
+def test_replays_are_lifecycles_and_only_the_rest_is_lost_context(tmp_path: Path) -> None:
+    """A dead letter replay is a new lifecycle with its own trace (the intake marks it); only
+    traces beyond the lifecycles mean a hop dropped the trace context."""
+    path = tmp_path / "traces.jsonl"
+    _two_service_job(path, "job-r")
+    _two_service_job(path, "job-r", replay_of="dl-job-r-1-0a1b2c3d")
+    console = Console(width=200, record=True, color_system=None)
+    assert render_job(path, "job-r", console) == 2
+    out = console.export_text()
+    assert "replay of dead letter dl-job-r-1-0a1b2c3d" in out
+    assert "2 lifecycles: the first submission and 1 replay" in out
+    assert "not carried" not in out
+
+    _two_service_job(path, "job-r")  # a third trace no replay explains
+    console = Console(width=200, record=True, color_system=None)
+    assert render_job(path, "job-r", console) == 3
+    out = console.export_text()
+    assert "3 traces for one job (2 lifecycles: the first submission and 1 replay)" in out
+    assert "1 more than its lifecycles, so trace context was not carried" in out

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from typing import Any
 
 from services.triage.backoff import backoff_delay
 from services.triage.decide import DeadLetterIt, Retry, decide, poisoned
+from shared.jobs.dead_letters import dead_letter_id_of
 from shared.jobs.messages import (
     AttemptError,
     DeadLetter,
@@ -95,10 +95,7 @@ class Triage:
                 )
             )
         attempts = job.attempt if job else 0
-        # Derived from the job id, so a redelivered failure writes a record with the same id
-        # and the failed event names one dead letter whichever copy won the terminal guard.
-        digest = uuid.uuid5(uuid.NAMESPACE_URL, failure.reason).hex[:8]
-        dead_letter_id = f"dl-{failure.job_id}-{attempts}-{digest}"
+        dead_letter_id = dead_letter_id_of(failure.job_id, attempts, failure.reason)
         letter = DeadLetter(
             dead_letter_id=dead_letter_id,
             job_id=failure.job_id,

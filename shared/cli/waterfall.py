@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from shared.jobs.dead_letters import REPLAY_ATTRIBUTE
+
 JOB_ATTRIBUTE = "job.id"
 STATUS_NAMES = {0: "unset", 1: "ok", 2: "error"}
 
@@ -254,13 +256,24 @@ def waterfall_table(spans: list[SpanRecord], *, title: str = "", width: int = 40
     return table
 
 
+def replay_of(spans: list[SpanRecord]) -> str | None:
+    """The dead letter this trace's lifecycle replays (the intake marks its span), if any."""
+    for s in spans:
+        value = s.attributes.get(REPLAY_ATTRIBUTE)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def render_job(
     path: Path, job_id: str, console: Console | None = None, width: int | None = None
 ) -> int:
     """Print the waterfall of every trace of `job_id`; returns the number of traces found.
 
-    One job should be one trace; more than one means the context was lost at some hop, and
-    showing each trace (rather than merging them) makes that visible.
+    One lifecycle of a job is one trace. A dead letter replay starts a new lifecycle, and so a
+    new trace, which the intake marks (`job.replay_of`); any trace beyond those means the
+    context was lost at some hop, and showing each trace (rather than merging them) makes that
+    visible.
     """
     console = console or Console()
     trace_ids = traces_of_job(path, job_id)
@@ -268,14 +281,31 @@ def render_job(
         return 0
     traces = load_traces(path, trace_ids)
     ordered = sorted(traces.items(), key=lambda kv: min((s.start_ns for s in kv[1]), default=0))
+    replays = 0
     for trace_id, spans in ordered:
         services = sorted({s.service for s in spans})
         title = f"job {job_id} · trace {trace_id} · {len(spans)} spans · {', '.join(services)}"
+        replayed = replay_of(spans)
+        if replayed:
+            replays += 1
+            title += f" · replay of dead letter {replayed}"
         bars = width or bar_width(spans, console.width)
         console.print(waterfall_table(spans, title=title, width=bars))
     if len(ordered) > 1:
-        console.print(
-            f"[yellow]{len(ordered)} traces for one job: trace context was not carried "
-            "across every hop.[/yellow]"
+        lost = len(ordered) - replays - 1
+        lifecycles = f"{replays + 1} lifecycles: the first submission and {replays} " + (
+            "replay" if replays == 1 else "replays"
         )
+        if lost > 0:
+            console.print(
+                f"[yellow]{len(ordered)} traces for one job"
+                + (f" ({lifecycles})" if replays else "")
+                + f": {lost} more than its lifecycles, so trace context was not carried "
+                "across every hop.[/yellow]"
+            )
+        else:
+            console.print(
+                f"{lifecycles} (shiftstream dlq replay), one trace each; the trace context "
+                "was carried across every hop."
+            )
     return len(ordered)

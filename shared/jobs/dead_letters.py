@@ -15,6 +15,7 @@ with co-located names; ShiftStream targets a single primary (docs/design.md §4)
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,19 @@ from shared.names import Names
 from shared.settings import Settings
 from shared.streaming.lua import script
 from shared.text import text
+
+# The intake entry a replay writes names its dead letter in this field, and the intake puts it
+# on the entry's span as this attribute: the replay's trace is a new lifecycle, not a lost
+# trace context (shared/cli/waterfall.py).
+REPLAY_FIELD = "replay_of"
+REPLAY_ATTRIBUTE = "job.replay_of"
+
+
+def dead_letter_id_of(job_id: str, attempts: int, reason: str) -> str:
+    """`dl-<job id>-<attempts>-<8 hex of the reason>`: derived, not random, so a redelivered
+    failure writes a letter with the same id, and the failed event names one dead letter
+    whichever copy won the terminal guard."""
+    return f"dl-{job_id}-{attempts}-{uuid.uuid5(uuid.NAMESPACE_URL, reason).hex[:8]}"
 
 
 @dataclass(frozen=True)
@@ -117,7 +131,7 @@ class DeadLetters:
                 letter.job_id,
                 "payload",
                 letter.payload,
-                "replay_of",
+                REPLAY_FIELD,
                 letter.dead_letter_id,
             ],
         )
