@@ -9,8 +9,15 @@
 // 2. XADD the solve request to `workforce-solver` with a W3C traceparent: the job's spans in
 //    the services join this trace.
 // 3. XREADGROUP the events, ACK each one, keep those of our job id, print progress, and stop
-//    at the terminal event: solver.completed (roster written to --out, exit 0) or
-//    solver.failed (exit 1). Nothing within --timeout seconds: exit 2.
+//    at the terminal event: solver.completed (roster written to --out) or solver.failed.
+//
+// Exit codes, each failure one line on stderr:
+//   0  completed: the roster is in --out
+//   1  failed: the services answered solver.failed (error class and reason printed)
+//   2  no terminal event within --timeout seconds
+//   3  bad arguments, or a request file that cannot be read or is not JSON (named in the line)
+//   4  Redis: unreachable, wrong password, or the user lacks a permission (NOPERM)
+//  70  an unexpected error (a bug): printed with its stack trace
 //
 // A long-running monolith would create its group once, share it between all its instances
 // (each entry goes to one of them), and look jobs up by job_id in its own database. This
@@ -76,19 +83,109 @@ async function ensureGroup(redis, stream, group) {
   }
 }
 
+const EXIT = { completed: 0, failed: 1, timeout: 2, usage: 3, redis: 4 };
+
+// An expected failure: one line on stderr and its exit code, no stack trace.
+class Failure extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
+
+function readRequest(file) {
+  let payload;
+  try {
+    payload = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Failure(`${file}: cannot read the request: ${err.message}`, EXIT.usage);
+  }
+  try {
+    JSON.parse(payload); // fail here on a broken file rather than as solver.failed/invalid
+  } catch (err) {
+    throw new Failure(`${file}: not valid JSON: ${err.message}`, EXIT.usage);
+  }
+  return payload;
+}
+
+// The URL without its password, for messages.
+function shown(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+async function connect(url) {
+  let connected = false;
+  let lastError = null;
+  // Blocking reads must not be cut short by ioredis' own retry limit; once connected, a Redis
+  // restart is ridden out by reconnecting, but a Redis that never answered is reported at once.
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    lazyConnect: true,
+    retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null),
+  });
+  // Without a listener ioredis prints every connection error as an "Unhandled error event".
+  redis.on('error', (err) => {
+    lastError = err;
+  });
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    const why = (lastError || err).message;
+    throw new Failure(`cannot reach Redis at ${shown(url)}: ${why}`, EXIT.redis);
+  }
+  connected = true;
+  return redis;
+}
+
+// Redis refusals (a wrong password, an ACL user without the permission) are expected
+// failures too: say which, in one line.
+function redisFailure(err, url) {
+  const message = String(err && err.message);
+  if (/^(NOPERM|WRONGPASS|NOAUTH)/.test(message)) {
+    const user = (() => {
+      try {
+        return decodeURIComponent(new URL(url).username) || 'default';
+      } catch {
+        return 'default';
+      }
+    })();
+    return new Failure(`Redis refused user '${user}' at ${shown(url)}: ${message}`, EXIT.redis);
+  }
+  return null;
+}
+
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    throw new Failure(err.message, EXIT.usage);
+  }
   const intake = `${opts.prefix}workforce-solver`;
   const events = `${opts.prefix}solver-events`;
-  const payload = fs.readFileSync(opts.request, 'utf8');
-  JSON.parse(payload); // fail here on a broken file rather than as solver.failed/invalid
+  const payload = readRequest(opts.request);
   const jobId = opts.jobId || `node-${crypto.randomUUID()}`;
   const group = opts.group || `monolith-${os.hostname()}-${process.pid}`;
   const consumer = `${os.hostname()}-${process.pid}`;
 
-  // Blocking reads must not be cut short by ioredis' own retry limit.
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-  await redis.connect();
+  const redis = await connect(opts.redisUrl);
+  try {
+    return await follow(redis, opts, { intake, events, payload, jobId, group, consumer });
+  } catch (err) {
+    throw redisFailure(err, opts.redisUrl) || err;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function follow(redis, opts, { intake, events, payload, jobId, group, consumer }) {
   const privateGroup = (await ensureGroup(redis, events, group)) && !opts.group;
 
   const tp = traceparent();
@@ -99,7 +196,7 @@ async function main() {
   console.log(`submitted job ${jobId} as ${intake} entry ${entryId} (trace ${tp.split('-')[1]})`);
 
   const deadline = Date.now() + opts.timeout * 1000;
-  let code = 2;
+  let code = EXIT.timeout;
   try {
     outer: while (Date.now() < deadline) {
       const block = Math.max(1, Math.min(1000, deadline - Date.now()));
@@ -116,10 +213,8 @@ async function main() {
           if (e.type === 'solver.accepted') {
             console.log('accepted');
           } else if (e.type === 'solver.progress') {
-            console.log(
-              `progress ${e.progress}% gen ${e.generation} best ${e.best_score} ` +
-                `eta ${e.eta_seconds}s: ${e.message}`,
-            );
+            // `message` says what the solver is doing (its phase and figures) in words.
+            console.log(`progress ${e.progress}% eta ${e.eta_seconds}s: ${e.message}`);
           } else if (e.type === 'solver.completed') {
             const result = JSON.parse(e.result);
             fs.writeFileSync(opts.out, JSON.stringify(result, null, 2));
@@ -128,25 +223,24 @@ async function main() {
                 `attempt(s): hard ${result.score.hard_violations}, penalty ` +
                 `${result.score.penalty}; roster written to ${opts.out}`,
             );
-            code = 0;
+            code = EXIT.completed;
             break outer;
           } else if (e.type === 'solver.failed') {
             console.error(
               `failed (${e.error_class}) after ${e.attempts} attempt(s): ${e.reason}` +
                 (e.dead_letter_id ? ` [dead letter ${e.dead_letter_id}]` : ''),
             );
-            code = 1;
+            code = EXIT.failed;
             break outer;
           }
         }
       }
     }
-    if (code === 2) console.error(`no result for job ${jobId} within ${opts.timeout} s`);
+    if (code === EXIT.timeout) console.error(`no result for job ${jobId} within ${opts.timeout} s`);
   } finally {
     if (privateGroup) {
       await redis.xgroup('DESTROY', events, group).catch(() => {});
     }
-    redis.disconnect();
   }
   return code;
 }
@@ -154,7 +248,11 @@ async function main() {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err.message || err);
-    process.exit(3);
+    if (err instanceof Failure) {
+      console.error(`error: ${err.message}`);
+      process.exit(err.code);
+    }
+    console.error(err); // a bug: keep its stack
+    process.exit(70);
   },
 );
