@@ -133,7 +133,8 @@ def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
 
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The probe's arguments (tests/test_docs.py parses the docs' probe lines with it)."""
     parser = argparse.ArgumentParser(
         prog="python -m shared.observability.health", description=__doc__
     )
@@ -146,7 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds a live service's consumers may go without reading (default 60)",
     )
     parser.add_argument("--timeout", type=float, default=3.0, help="Redis socket timeout")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     settings = Settings()
     client = redis.Redis.from_url(
         settings.redis_url, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
