@@ -8,6 +8,7 @@ the file must be a real, complete roster for the request, not just any JSON.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import uuid
@@ -72,3 +73,54 @@ def test_node_monolith_exits_1_on_failure(stack: Stack, tmp_path: Path) -> None:
     assert proc.returncode == 1, f"{proc.stdout}\n{proc.stderr}"
     assert "failed (invalid)" in proc.stderr and "max_minutes" in proc.stderr
     assert not (tmp_path / "none.json").exists()
+
+
+def _node(*args: str) -> subprocess.CompletedProcess[str]:
+    node = shutil.which("node")
+    assert node, "Node.js 18+ is needed for the monolith example"
+    return subprocess.run(
+        [node, str(EXAMPLE / "index.js"), *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_node_monolith_names_a_broken_request_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"version": 1, "horizon":')
+    proc = _node("--redis-url", "redis://127.0.0.1:1/0", "--request", str(broken),
+                 "--out", str(tmp_path / "out.json"))  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {broken}: not valid JSON: Unexpected end of JSON input"
+    ]
+    missing = _node("--request", str(tmp_path / "none.json"), "--out", "x.json")
+    assert missing.returncode == 3 and f"{tmp_path / 'none.json'}: cannot read" in missing.stderr
+
+
+def test_node_monolith_says_in_one_line_that_redis_is_unreachable(tmp_path: Path) -> None:
+    from shared.cli.devrunner import free_port
+
+    request = tmp_path / "request.json"
+    request.write_text(request_json(employees=3, shifts=5))
+    url = f"redis://monolith:secret@127.0.0.1:{free_port()}/0"
+    proc = _node("--redis-url", url, "--request", str(request), "--out", str(tmp_path / "o.json"))
+    assert proc.returncode == 4, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: cannot reach Redis at redis://monolith:***@127.0.0.1:")
+    assert "ECONNREFUSED" in line and "secret" not in proc.stderr
+    assert "Unhandled error event" not in proc.stderr
+
+
+def test_node_monolith_exit_codes_are_the_documented_ones() -> None:
+    """The table in index.js's header, the code's EXIT map and docs/publishing.md agree."""
+    source = (EXAMPLE / "index.js").read_text()
+    header = {
+        int(code): text
+        for code, text in re.findall(r"^//\s+(\d+)\s+(\S.*)$", source, flags=re.MULTILINE)
+    }
+    exits = {int(v) for v in re.findall(r"\b\w+: (\d+)", re.search(
+        r"const EXIT = \{([^}]*)\}", source).group(1))}  # type: ignore[union-attr]  # fmt: skip
+    assert set(header) == exits | {70}, (header, exits)
+    publishing = (ROOT / "docs" / "publishing.md").read_text()
+    prose = " ".join(publishing.split())
+    for code in sorted(exits - {0}):
+        assert f" {code} " in prose[prose.index("exits 0 on") :][:600], code
