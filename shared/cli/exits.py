@@ -26,8 +26,8 @@ class ExitCode(IntEnum):
 
 
 MEANING = {
-    ExitCode.OK: "success; the job completed",
-    ExitCode.FAILED: "the job failed; `evaluate`: the roster breaks a hard rule",
+    ExitCode.OK: "success, the job completed",
+    ExitCode.FAILED: "the job failed (`evaluate`: the roster breaks a hard rule)",
     ExitCode.INVALID: "bad usage or input: unknown option or output format, unreadable or "
     "invalid request file, a job that failed as `invalid`",
     ExitCode.UNAVAILABLE: "the chosen solver cannot run here",
@@ -40,4 +40,4 @@ MEANING = {
 
 def epilog() -> str:
     """The table for `shiftstream --help`."""
-    return "Exit codes: " + "; ".join(f"{int(c)} {MEANING[c]}" for c in ExitCode) + "."
+    return "Exit codes: " + "; ".join(f"{int(c)} = {MEANING[c]}" for c in ExitCode) + "."
