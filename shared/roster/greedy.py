@@ -1,33 +1,49 @@
-"""The greedy fallback solver: pure Python + numpy, a feasible roster in well under a second.
+"""The greedy fallback solver: pure Python + numpy, a feasible roster at every size, in its limit.
 
-It is what runs when the C solver is unavailable, so it favours robustness over quality:
+It runs when the C solver fails, so it must return a rule-abiding roster whatever the instance,
+and on time. Every hard rule of FORMAT.md lives inside one employee's row (cover, the only rule
+between rows, is soft), so the roster is feasible as soon as each row is, and the solver works
+row by row:
 
-1. Fill the cover cells (day, shift) that have the fewest eligible, available employees per
-   required head first, one head at a time, only with assignments that keep every hard rule
-   that can be checked locally (eligibility and MaxShifts, fixed days off, rotation with both
-   neighbours, max minutes, max consecutive, min days off between runs, max weekends).
-2. Extend working runs shorter than the minimum (or drop them), then give employees below
-   their minimum minutes more shifts, preferring days that extend a run and cells under cover.
-3. Repair rows that still break a rule with small changes (blocks of days, moving a shift)
-   chosen on a graded violation measure; a row no small change fixes is re-planned whole by a
-   beam search over its days that keeps every hard rule by construction.
-4. Spend what is left of a small, fixed effort on the soft penalty: re-plan each row against
-   the cover the others leave, keeping the new row when it is feasible and cheaper; then try
-   every single-cell change that lowers the penalty and keeps its row feasible, and swaps of
-   two employees' cells on one day that grant a wish.
+1. **Plan each row** against the cover the other rows leave (`RowPlanner`). The rules that tie a
+   day to its neighbours (runs, rest between days off, rotation, fixed days off) are a small
+   state machine (`Machine`). A backward pass over the days (`reach`) computes, for every day
+   and state, the set of work totals (and worked weekends) the rest of the row can still add, as
+   a bitset, so a forward pass never takes a step after which the minimum and maximum minutes
+   or the weekend limit can no longer be met. The forward pass is a beam search (or, when time
+   is short, a single walk) ranked by the cost so far plus a cost-to-go of the machine alone
+   (`cost_to_go`), where a price per minute of work stands in for the minutes. The per-type
+   maxima are counted by the forward pass.
+2. **Improve** while time is left: one-cell changes and same-day swaps between rows that keep
+   both rows feasible (`polish`), re-plans of each row against all the others, then ruin and
+   recreate of a few rows at a time.
 
-Every phase is bounded by counts, not by the clock, so a seed always gives the same roster
-(unless the time limit cuts phase 4 short, which the run reports as timed out). The
-hard-violation count published through `control.progress` comes from the evaluator, not from
-the measure used here: the two agree on zero but count differently.
+Requests with thousands of employees get their rows all at once, day by day with numpy
+(`Greedy.bulk`), when planning them one by one would not fit the limit; rows that come out
+infeasible are then planned one by one.
+
+A row only ever changes into a row that keeps every hard rule (or, for a row that breaks one,
+into one that keeps them all), and only when that lowers the penalty (ruin and recreate puts
+the rows back otherwise), so the roster held at any moment is the best one so far: a cancel
+or the deadline returns it as it is. Between two looks at the clock and the cancel flag there
+is at most one row plan (which looks too, every `HALT_DAYS` days) or one day of moves. The
+beam widths and the choice of bulk rows follow from the instance's size and the limit, not
+from measured times, so a seed always gives the same roster unless the clock cuts a phase.
+
+The hard rules are written once here in Python, one function per rule and counted as the
+evaluator counts them (`ROW_RULES`); the one-cell check reuses the run rules on the runs around
+the cell. `tests/test_greedy_rules.py` checks every copy (these, the one-cell check, the state
+machine and its reach, the bulk rows) against the evaluator on random problems.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -35,6 +51,752 @@ import numpy as np
 from shared.roster.compiled import I32, Problem
 from shared.roster.evaluator import evaluate_rows
 from shared.roster.solving import SolveControl, SolverRun
+
+OFF = -1
+
+# ----------------------------------------------------------------------------- one row's rules
+
+
+@dataclass(frozen=True, eq=False)
+class RowRules:
+    """Everything one employee's row must satisfy (FORMAT.md hard rules 1-10)."""
+
+    length: list[int]
+    forbidden: list[list[int]]
+    max_shifts: list[int]
+    min_minutes: int
+    max_minutes: int
+    max_consec: int
+    min_consec: int
+    min_off: int
+    max_weekends: int
+    day_off: list[int]
+    weekend: list[int]
+
+    @classmethod
+    def of(cls, p: Problem, e: int) -> RowRules:
+        lists = p.lists
+        return cls(
+            length=lists.length,
+            forbidden=lists.forbidden,
+            max_shifts=lists.max_shifts[e],
+            min_minutes=lists.min_minutes[e],
+            max_minutes=lists.max_minutes[e],
+            max_consec=lists.max_consec[e],
+            min_consec=lists.min_consec[e],
+            min_off=lists.min_off[e],
+            max_weekends=lists.max_weekends[e],
+            day_off=lists.day_off[e],
+            weekend=lists.weekend,
+        )
+
+
+def runs(row: list[int], lo: int = 0, hi: int | None = None) -> Iterator[tuple[bool, int, int]]:
+    """Maximal runs of worked or free days in row[lo:hi]: (worked, first day, length). The
+    caller picks lo and hi on run boundaries, so each run is whole."""
+    end = len(row) if hi is None else hi
+    first = lo
+    while first < end:
+        worked = row[first] >= 0
+        nxt = first + 1
+        while nxt < end and (row[nxt] >= 0) is worked:
+            nxt += 1
+        yield worked, first, nxt - first
+        first = nxt
+
+
+def minutes_of(r: RowRules, row: list[int]) -> int:
+    return sum(r.length[s] for s in row if s >= 0)
+
+
+def shift_rotation(r: RowRules, row: list[int]) -> int:
+    f = r.forbidden
+    return sum(1 for a, b in pairwise(row) if a >= 0 and b >= 0 and f[a][b])
+
+
+def max_shifts_per_type(r: RowRules, row: list[int]) -> int:
+    return sum(1 for s, limit in enumerate(r.max_shifts) if row.count(s) > limit)
+
+
+def max_total_minutes(r: RowRules, row: list[int]) -> int:
+    return int(minutes_of(r, row) > r.max_minutes)
+
+
+def min_total_minutes(r: RowRules, row: list[int]) -> int:
+    return int(minutes_of(r, row) < r.min_minutes)
+
+
+def max_consecutive_shifts(r: RowRules, row: list[int], lo: int = 0, hi: int | None = None) -> int:
+    # Runs touching a horizon edge count too, inside the horizon only.
+    return sum(1 for worked, _, n in runs(row, lo, hi) if worked and n > r.max_consec)
+
+
+def _short_inner(row: list[int], lo: int, hi: int | None, want: bool, minimum: int) -> int:
+    # Runs touching either horizon edge are exempt (FORMAT.md rules 7 and 8).
+    if minimum <= 1:
+        return 0
+    last = len(row)
+    return sum(
+        1
+        for worked, first, n in runs(row, lo, hi)
+        if worked is want and n < minimum and first > 0 and first + n < last
+    )
+
+
+def min_consecutive_shifts(r: RowRules, row: list[int], lo: int = 0, hi: int | None = None) -> int:
+    return _short_inner(row, lo, hi, True, r.min_consec)
+
+
+def min_consecutive_days_off(
+    r: RowRules, row: list[int], lo: int = 0, hi: int | None = None
+) -> int:
+    return _short_inner(row, lo, hi, False, r.min_off)
+
+
+def max_weekends(r: RowRules, row: list[int]) -> int:
+    worked = {w for w, s in zip(r.weekend, row, strict=True) if w >= 0 and s >= 0}
+    return int(len(worked) > r.max_weekends)
+
+
+def days_off(r: RowRules, row: list[int]) -> int:
+    return sum(1 for fixed, s in zip(r.day_off, row, strict=True) if fixed and s >= 0)
+
+
+# The hard rules of one row, named as in rules.py; each counts what that rule counts.
+ROW_RULES: tuple[tuple[str, Callable[[RowRules, list[int]], int]], ...] = (
+    ("shift_rotation", shift_rotation),
+    ("max_shifts_per_type", max_shifts_per_type),
+    ("max_total_minutes", max_total_minutes),
+    ("min_total_minutes", min_total_minutes),
+    ("max_consecutive_shifts", max_consecutive_shifts),
+    ("min_consecutive_shifts", min_consecutive_shifts),
+    ("min_consecutive_days_off", min_consecutive_days_off),
+    ("max_weekends", max_weekends),
+    ("days_off", days_off),
+)
+RUN_RULES = (max_consecutive_shifts, min_consecutive_shifts, min_consecutive_days_off)
+
+
+def row_breaks(r: RowRules, row: list[int]) -> dict[str, int]:
+    """Hard violations of one row per rule, as the evaluator counts them for this employee."""
+    return {name: rule(r, row) for name, rule in ROW_RULES}
+
+
+def row_feasible(r: RowRules, row: list[int]) -> bool:
+    return not any(rule(r, row) for _, rule in ROW_RULES)
+
+
+# ----------------------------------------------------------------------------- row planning
+
+
+class Machine:
+    """The rules that tie a day to its neighbours, for one contract, as a state machine: the
+    state after a day says what the row did lately, a move is the next day's value.
+
+    States: 0 = free (off long enough, or off since day 0: anything may follow); k = 1 ..
+    min_off-1 = off for k days after a run (must stay off); then one state per (run length
+    r = 1..max_consec, rotation class of the last shift), at `n_off + (r-1) * n_cls + class`. A
+    type's rotation class is its row of `forbidden` among the employee's types, so the types of
+    a class allow the same successors. Types that agree on class, on the classes they may
+    follow and on length form a group: the machine moves by group, the walk picks the type
+    inside it (by cost, within its maximum). A run shorter than the minimum may only end if it
+    started on day 0 (`short`); off after a run is allowed from run length `min_consec` on.
+    """
+
+    def __init__(
+        self,
+        types: tuple[int, ...],
+        units: list[int],
+        forbidden: list[list[int]],
+        max_consec: int,
+        min_consec: int,
+        min_off: int,
+    ) -> None:
+        classes: dict[tuple[int, ...], int] = {}
+        cls = {
+            s: classes.setdefault(tuple(forbidden[s][t] for t in types), len(classes))
+            for s in types
+        }
+        rep = {c: s for s, c in reversed(list(cls.items()))}
+        self.n_cls = n_cls = len(classes)
+        grouped: dict[tuple[int, tuple[bool, ...], int], list[int]] = {}
+        for s in types:
+            follows = tuple(not forbidden[rep[c]][s] for c in range(n_cls))
+            grouped.setdefault((cls[s], follows, units[s]), []).append(s)
+        self.types = types
+        self.groups = [tuple(g) for g in grouped.values()]
+        self.group_units = [key[2] for key in grouped]
+        self.group_cls = [key[0] for key in grouped]
+        self.max_units = max(self.group_units, default=0)
+        self.max_consec, self.min_consec = max_consec, min_consec
+        self.n_off = n_off = max(min_off, 1)
+        self.n = n_off + max_consec * n_cls
+        self.after_run = 1 if n_off > 1 else 0  # the state a run's first day off enters
+        allowed = [[g for g, key in enumerate(grouped) if key[1][c]] for c in range(n_cls)]
+        self.chain = self._chain(allowed)
+
+        def work(r: int, c: int) -> int:
+            return n_off + (r - 1) * n_cls + c
+
+        # Per state: the state an off day leads to, the run length below the minimum (0 if
+        # none), and the moves (group, next state) a work day may take.
+        self.off_next = [0] + [0 if k + 1 >= n_off else k + 1 for k in range(1, n_off)]
+        self.short = [0] * n_off
+        self.moves: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]
+        self.moves[0] = [(g, work(1, key[0])) for g, key in enumerate(grouped)]
+        for r in range(1, max_consec + 1):
+            for c in range(n_cls):
+                self.off_next.append(self.after_run)
+                self.short.append(r if r < min_consec else 0)
+                if r < max_consec:
+                    self.moves[work(r, c)] = [
+                        (g, work(r + 1, self.group_cls[g])) for g in allowed[c]
+                    ]
+
+    @staticmethod
+    def _chain(allowed: list[list[int]]) -> list[tuple[int, int, list[int]]]:
+        """An order of the classes in which each one's successor groups are an earlier class's
+        (`base`, -1 for none) plus a few more: rotation by minimum rest makes these sets
+        nested, so a combination over a class's successors costs about one step per class."""
+        order = sorted(range(len(allowed)), key=lambda c: len(allowed[c]))
+        out: list[tuple[int, int, list[int]]] = []
+        done: list[int] = []
+        for c in order:
+            mine = set(allowed[c])
+            base, size = -1, 0
+            for b in done:
+                theirs = set(allowed[b])
+                if theirs <= mine and len(theirs) > size:
+                    base, size = b, len(theirs)
+            extra = sorted(mine - set(allowed[base])) if base >= 0 else sorted(mine)
+            out.append((c, base, extra))
+            done.append(c)
+        return out
+
+
+def reach(
+    m: Machine,
+    free: list[bool],
+    full: int,
+    weekend_shift: tuple[list[int], list[int]] | None = None,
+    gone: frozenset[int] = frozenset(),
+    start: int = 0,
+) -> list[list[int]]:
+    """R[d][state]: bitset of the work that days d.. can still add from `state` (entered after
+    day d-1) while keeping every rule of the machine; bits outside `full` are dropped.
+
+    Bit b is b work units; with `weekend_shift`, bit w * stride + b is b units on w more worked
+    weekends: working day d from the free state adds weekend_shift[0][d] to the bit index,
+    from a work state weekend_shift[1][d] (a Sunday after a worked Saturday adds nothing).
+    Groups in `gone` (their types used up) are not taken; days before `start` stay unset."""
+    days = len(free)
+    n, n_off, n_cls, after_run = m.n, m.n_off, m.n_cls, m.after_run
+    max_c, min_c = m.max_consec, m.min_consec
+    live = [g for g in range(len(m.groups)) if g not in gone]
+    units, gcls, chain = m.group_units, m.group_cls, m.chain
+    from_free, from_work = weekend_shift if weekend_shift else ([0] * days, [0] * days)
+    nxt = [1] * n
+    out = [nxt] * (days + 1)
+    blank = [0] * len(m.groups)
+    for d in range(days - 1, start - 1, -1):
+        cur = [0] * n
+        for k in range(1, n_off):
+            cur[k] = nxt[0 if k + 1 >= n_off else k + 1]
+        rest = nxt[after_run]
+        work = free[d]
+        acc = nxt[0]
+        if work:
+            e = from_free[d]
+            for g in live:
+                acc |= nxt[n_off + gcls[g]] << (units[g] + e)
+            e = from_work[d]
+        cur[0] = acc & full
+        for r in range(1, max_c + 1):
+            first = n_off + (r - 1) * n_cls
+            o = rest if r >= min_c or r == d else 0
+            if work and r < max_c:
+                nb = first + n_cls
+                sh = list(blank)
+                for g in live:
+                    sh[g] = nxt[nb + gcls[g]] << (units[g] + e)
+                ors = [0] * n_cls
+                for c, b, extra in chain:
+                    v = ors[b] if b >= 0 else 0
+                    for g in extra:
+                        v |= sh[g]
+                    ors[c] = v
+                    cur[first + c] = (v | o) & full
+            elif o:
+                for c in range(n_cls):
+                    cur[first + c] = o
+        out[d] = nxt = cur
+    return out
+
+
+def cost_to_go(
+    m: Machine,
+    free: list[bool],
+    off_cost: list[float],
+    group_cost: list[list[float]],
+    alive: list[list[int]],
+) -> list[list[float]]:
+    """V[d][state]: least cost of days d.. from `state` under the machine alone (no minutes),
+    through states that can still finish (nonzero in `alive`, the bitsets of `reach`)."""
+    days = len(free)
+    n, n_off, n_cls, after_run = m.n, m.n_off, m.n_cls, m.after_run
+    max_c, min_c = m.max_consec, m.min_consec
+    gcls, chain = m.group_cls, m.chain
+    n_groups = len(m.groups)
+    inf = math.inf
+    nxt = [0.0] * n
+    out = [nxt] * (days + 1)
+    for d in range(days - 1, -1, -1):
+        cur = [inf] * n
+        co, gc = off_cost[d], group_cost[d]
+        for k in range(1, n_off):
+            cur[k] = co + nxt[0 if k + 1 >= n_off else k + 1]
+        rest = co + nxt[after_run]
+        work = free[d]
+        best = co + nxt[0]
+        if work:
+            for g in range(n_groups):
+                v = gc[g] + nxt[n_off + gcls[g]]
+                if v < best:
+                    best = v
+        cur[0] = best
+        for r in range(1, max_c + 1):
+            first = n_off + (r - 1) * n_cls
+            o = rest if r >= min_c or r == d else inf
+            if work and r < max_c:
+                nb = first + n_cls
+                val = [gc[g] + nxt[nb + gcls[g]] for g in range(n_groups)]
+                mins = [inf] * n_cls
+                for c, b, extra in chain:
+                    v = mins[b] if b >= 0 else inf
+                    for g in extra:
+                        if val[g] < v:
+                            v = val[g]
+                    mins[c] = v
+                    cur[first + c] = v if v < o else o
+            else:
+                for c in range(n_cls):
+                    cur[first + c] = o
+        live = alive[d]
+        for st in range(n):
+            if not live[st]:
+                cur[st] = inf
+        out[d] = nxt = cur
+    return out
+
+
+RETRIES = 4
+# Cost per shift of falling one shift behind an even spread of the minutes over the free days.
+PACE = 10.0
+# Weekends are tracked exactly by the reach (one bitset row per weekend) up to this many bits;
+# beyond it the plan first tries a fixed choice of weekends, which is far cheaper.
+TRACK_BITS = 12_000
+# A walk looks at the cancel flag and the clock every this many days.
+HALT_DAYS = 32
+
+
+class RowPlanner:
+    """Plans one employee's row under given cell costs, keeping every hard rule of the row.
+
+    Exact (finds a row whenever one exists) for the rules of the machine, fixed days off,
+    weekends and the minimum and maximum minutes, through `reach`; weekends are either tracked
+    by the reach or fixed before it (the most useful ones), see `TRACK_BITS`. The per-type
+    maxima are kept by the walk, which can run out of types and then retries with the used-up
+    types priced higher (`RETRIES`) before it gives up (returns None)."""
+
+    def __init__(self, r: RowRules, m: Machine, unit: int, weekend_days: list[list[int]]) -> None:
+        self.r, self.m = r, m
+        self.days = days = len(r.day_off)
+        self.min_u = min_u = -(-r.min_minutes // unit)
+        self.max_u = max_u = min(r.max_minutes // unit, days * m.max_units)
+        self.weekend_days = weekend_days
+        self.fixed_free = [not x for x in r.day_off]
+        self.group_types = [list(g) for g in m.groups]
+        self.units = np.array(m.group_units, dtype=np.float64)
+        units_mask = (1 << (max_u + 1)) - 1 if max_u >= 0 else 0
+        # Bits b of a state's bitset with acc + b inside [min_u, max_u]: `window >> acc`.
+        self.window = units_mask ^ ((1 << min_u) - 1) if min_u <= max_u else 0
+        workable = sum(1 for days_w in weekend_days if any(self.fixed_free[d] for d in days_w))
+        self.limit_w = limit = r.max_weekends
+        # Padding above max_u keeps a shifted bit from spilling into the next weekend row.
+        self.stride = stride = max_u + 1 + m.max_units
+        self.tracked = limit < workable and (limit + 1) * stride <= TRACK_BITS
+        self.needs_weekends = limit < workable
+        self.full_untracked = units_mask
+        self.full_tracked = sum(units_mask << (w * stride) for w in range(limit + 1))
+        weekend = r.weekend
+        self.weekend_shift = (
+            [stride if weekend[d] >= 0 else 0 for d in range(days)],
+            [
+                stride if weekend[d] >= 0 and (d == 0 or weekend[d - 1] != weekend[d]) else 0
+                for d in range(days)
+            ],
+        )
+        self._tiles: dict[int, int] = {}
+        self.blamed: frozenset[int] = frozenset()
+        # Asked every few days of a walk: a cancelled solve must not wait for a long plan.
+        self.halt: Callable[[], bool] = lambda: False
+
+    def tile(self, acc: int) -> int:
+        """Bits w * stride + b with acc + b inside the window, for every weekend row w."""
+        t = self._tiles.get(acc)
+        if t is None:
+            base = self.window >> acc
+            t = self._tiles[acc] = sum(base << (w * self.stride) for w in range(self.limit_w + 1))
+        return t
+
+    def free_days(self, allowed: list[bool]) -> list[bool]:
+        free = list(self.fixed_free)
+        for w, ok in enumerate(allowed):
+            if not ok:
+                for d in self.weekend_days[w]:
+                    free[d] = False
+        return free
+
+    def price(self, gain: Any, free: list[bool]) -> float:
+        """A cost per work unit that makes about as many units worth working as the row
+        needs: the machine's cost-to-go knows nothing of the minutes otherwise."""
+        best = gain / self.units[None, :]
+        g = best.argmin(axis=1)
+        per_unit = best[np.arange(self.days), g]
+        units = self.units[g]
+        mask = np.array(free, dtype=bool)
+        order = np.argsort(per_unit[mask], kind="stable")
+        cum = np.cumsum(units[mask][order])
+        if not len(cum):
+            return 0.0
+        profitable = int(np.searchsorted(per_unit[mask][order], 0.0))
+        have = cum[profitable - 1] if profitable else 0.0
+        if have < self.min_u:
+            target = self.min_u
+        elif have > self.max_u:
+            target = self.max_u
+        else:
+            return 0.0
+        i = min(int(np.searchsorted(cum, target)), len(cum) - 1)
+        return float(-per_unit[mask][order][i])
+
+    def weekends(self, gain: Any, jitter: Any) -> list[bool]:
+        """The weekends a plan with fixed weekends may work: the `max_weekends` most useful."""
+        n = len(self.weekend_days)
+        day_gain = np.maximum(0.0, -gain.min(axis=1)) if gain.shape[1] else np.zeros(self.days)
+        benefit = [float(sum(day_gain[d] for d in days)) for days in self.weekend_days]
+        order = sorted(range(n), key=lambda w: (-benefit[w], jitter[w]))
+        allowed = [False] * n
+        for w in order[: self.limit_w]:
+            allowed[w] = True
+        return allowed
+
+    def spread(self) -> list[bool]:
+        """Weekends evenly spaced: the fallback when the most useful ones leave no feasible row."""
+        n, limit = len(self.weekend_days), self.limit_w
+        allowed = [False] * n
+        for i in range(limit):
+            allowed[(i * n) // max(limit, 1)] = True
+        return allowed
+
+    def reach(self, free: list[bool], tracked: bool, gone: frozenset[int]) -> list[list[int]]:
+        if tracked:
+            return reach(self.m, free, self.full_tracked, self.weekend_shift, gone)
+        return reach(self.m, free, self.full_untracked, None, gone)
+
+    def finishable(self, rs: list[list[int]], tracked: bool) -> bool:
+        return bool(rs[0][0] & (self.tile(0) if tracked else self.window))
+
+    def oracle(
+        self, gain: Any, jitter: Any, gone: frozenset[int]
+    ) -> tuple[list[bool], list[list[int]], bool] | None:
+        """The free days, the reach and whether it tracks weekends, for a feasible plan."""
+        if not self.needs_weekends:
+            rs = self.reach(self.fixed_free, False, gone)
+            return (self.fixed_free, rs, False) if self.finishable(rs, False) else None
+        if not self.tracked:
+            for allowed in (self.weekends(gain, jitter), self.spread()):
+                free = self.free_days(allowed)
+                rs = self.reach(free, False, gone)
+                if self.finishable(rs, False):
+                    return free, rs, False
+        rs = self.reach(self.fixed_free, True, gone)
+        return (self.fixed_free, rs, True) if self.finishable(rs, True) else None
+
+    def plan(self, cost: Any, off_cost: Any, jitter: Any, width: int = 1) -> list[int] | None:
+        """The row for cell costs cost[d, s] (work) and off_cost[d] (day off), or None.
+
+        A beam search of `width` rows (`beam`) when width > 1, else (or when the beam dies out)
+        the single walk. When the walk runs into a dead end because a group's maximum ran out,
+        the next attempt plans without the groups to blame: a row that needs none of them
+        cannot get stuck on them (one that needs them gets None; the caller keeps its row)."""
+        m = self.m
+        if m.groups:
+            kappa = np.stack([cost[:, g].min(axis=1) for g in self.group_types], axis=1)
+        else:
+            kappa = np.zeros((self.days, 0))
+        gain = kappa - off_cost[:, None]
+        offc = off_cost.tolist()
+        cells = cost.tolist()
+        gone: frozenset[int] = frozenset()
+        for _ in range(RETRIES):
+            found = self.oracle(gain, jitter, gone)
+            if found is None:
+                return None
+            free, rs, tracked = found
+            p = self.price(gain, free)
+            group_cost = kappa + p * self.units[None, :]
+            if gone:
+                group_cost[:, sorted(gone)] = math.inf
+            vs = cost_to_go(m, free, offc, group_cost.tolist(), rs)
+            if width > 1 and not gone:
+                row = self.beam(rs, vs, free, cells, offc, p, tracked, width)
+                if row is not None:
+                    return row
+            row = self.walk(rs, vs, free, cells, offc, p, tracked, gone)
+            if row is not None:
+                return row
+            if self.blamed <= gone:
+                return None
+            gone |= self.blamed
+        return None
+
+    def beam(
+        self,
+        rs: list[list[int]],
+        vs: list[list[float]],
+        free: list[bool],
+        cost: list[list[float]],
+        off_cost: list[float],
+        p: float,
+        tracked: bool,
+        width: int,
+    ) -> list[int] | None:
+        """The walk with `width` partial rows kept per day, ranked by cost so far plus
+        cost-to-go; rows that agree on state, work total and weekends are merged (the cheaper
+        stays). Each partial row counts its shifts per group against the group's maximum; the
+        types inside a group are shared out afterwards (`share_types`)."""
+        m = self.m
+        off_next, short, moves, units = m.off_next, m.short, m.moves, m.group_units
+        types, caps = self.group_types, self.r.max_shifts
+        gcap = [sum(caps[s] for s in g) for g in types]
+        stride, limit = self.stride, self.limit_w
+        if tracked:
+            tile = self.tile
+            from_free, from_work = self.weekend_shift
+        else:
+            win = self.window
+            from_free = from_work = [0] * self.days
+        inf = math.inf
+        # (cost so far, state, work units, weekends, shifts per group, path)
+        Node = tuple[float, int, int, int, tuple[int, ...], Any]
+        beam: list[Node] = [(0.0, 0, 0, 0, (0,) * len(types), None)]
+        halt = self.halt
+        for d in range(self.days):
+            if d % HALT_DAYS == 0 and halt():
+                return None
+            rn, vn = rs[d + 1], vs[d + 1]
+            cd, co = cost[d], off_cost[d]
+            best_type = []
+            for g in types:
+                s_best = min(g, key=cd.__getitem__)
+                best_type.append((s_best, cd[s_best]))
+            kids: dict[tuple[int, int, int], tuple[float, Node]] = {}
+            for g0, st, acc, used, cnt, path in beam:
+                k = short[st]
+                if k == 0 or k == d:
+                    dst = off_next[st]
+                    if tracked:
+                        fit = tile(acc) & ((1 << ((limit - used + 1) * stride)) - 1)
+                    else:
+                        fit = win >> acc
+                    if rn[dst] & fit:
+                        f = g0 + co + vn[dst]
+                        key = (dst, acc, used)
+                        old = kids.get(key)
+                        if old is None or f < old[0]:
+                            kids[key] = (f, (g0 + co, dst, acc, used, cnt, (OFF, path)))
+                if not free[d]:
+                    continue
+                w = 1 if (from_free[d] if st == 0 else from_work[d]) else 0
+                if tracked and used + w > limit:
+                    continue
+                for grp, dst in moves[st]:
+                    if cnt[grp] >= gcap[grp]:
+                        continue
+                    u = units[grp]
+                    if tracked:
+                        fit = tile(acc + u) & ((1 << ((limit - used - w + 1) * stride)) - 1)
+                    else:
+                        fit = win >> (acc + u)
+                    if not rn[dst] & fit:
+                        continue
+                    s, c = best_type[grp]
+                    g1 = g0 + c + p * u
+                    f = g1 + vn[dst]
+                    key = (dst, acc + u, used + w)
+                    old = kids.get(key)
+                    if old is None or f < old[0]:
+                        c2 = (*cnt[:grp], cnt[grp] + 1, *cnt[grp + 1 :])
+                        kids[key] = (f, (g1, dst, acc + u, used + w, c2, (s, path)))
+            if not kids:
+                return None
+            if len(kids) > width:
+                beam = [x[1] for x in sorted(kids.values(), key=lambda x: x[0])[:width]]
+            else:
+                beam = [x[1] for x in kids.values()]
+        top = min(beam, key=lambda x: x[0]) if beam else None
+        if top is None or top[0] == inf:
+            return None
+        row: list[int] = []
+        node = top[5]
+        while node is not None:
+            row.append(node[0])
+            node = node[1]
+        row.reverse()
+        return self.share_types(row, cost)
+
+    def share_types(self, row: list[int], cost: list[list[float]]) -> list[int] | None:
+        """Keep each type within its maximum by moving its dearest days to other types of its
+        group (same rotation, same length), or None if the group has no room left."""
+        caps = self.r.max_shifts
+        counts: dict[int, int] = {}
+        for s in row:
+            if s >= 0:
+                counts[s] = counts.get(s, 0) + 1
+        over = [s for s, n in counts.items() if n > caps[s]]
+        if not over:
+            return row
+        group_of = {s: g for g in self.group_types for s in g}
+        for s in over:
+            days = sorted((d for d, v in enumerate(row) if v == s), key=lambda d: -cost[d][s])
+            for d in days[: counts[s] - caps[s]]:
+                room = [t for t in group_of[s] if counts.get(t, 0) < caps[t]]
+                if not room:
+                    return None
+                t = min(room, key=cost[d].__getitem__)
+                row[d] = t
+                counts[t] = counts.get(t, 0) + 1
+                counts[s] -= 1
+        return row
+
+    def walk(
+        self,
+        rs: list[list[int]],
+        vs: list[list[float]],
+        free: list[bool],
+        cost: list[list[float]],
+        off_cost: list[float],
+        p: float,
+        tracked: bool,
+        gone: frozenset[int] = frozenset(),
+    ) -> list[int] | None:
+        """Day by day, the value of least cost plus cost-to-go among those that keep the row
+        finishable. Taking the last shift a group has left is checked against the reach of
+        the row without that group (which the walk then follows), so running out of a type
+        leads into no dead end the reach can see."""
+        m = self.m
+        off_next, short, moves, units, types = (
+            m.off_next,
+            m.short,
+            m.moves,
+            m.group_units,
+            self.group_types,
+        )
+        caps = self.r.max_shifts
+        counts = [0] * len(caps)
+        left = [sum(caps[s] for s in g) for g in types]
+        stride = self.stride
+        if tracked:
+            tile, limit = self.tile, self.limit_w
+            full, wshift = self.full_tracked, self.weekend_shift
+            from_free, from_work = wshift
+        else:
+            win = self.window
+            full, wshift = self.full_untracked, None
+            from_free = from_work = [0] * self.days
+        inf = math.inf
+        row = [OFF] * self.days
+        st = acc = used = 0
+        # Where the work total should be by each day if spread over the free days: falling
+        # behind makes work cheaper, so the row does not reach its last weeks short of minutes.
+        n_free = max(1, sum(free))
+        pace_cost = PACE / max(1.0, float(self.units.mean()) if len(self.units) else 1.0)
+        target = (self.min_u + self.max_u) / 2 if self.min_u else 0.0
+        pace, seen = [], 0
+        for f in free:
+            pace.append(target * seen / n_free)
+            seen += f
+
+        halt = self.halt
+        for d in range(self.days):
+            if d % HALT_DAYS == 0 and halt():
+                self.blamed = frozenset()
+                return None
+            rn, vn = rs[d + 1], vs[d + 1]
+            if tracked:
+                low = (1 << ((limit - used + 1) * stride)) - 1
+                fit_off = tile(acc) & low
+            else:
+                fit_off = win >> acc
+            best, best_v, best_st, best_u, best_g, best_w = inf, -2, 0, 0, -1, 0
+            push = pace_cost * (pace[d] - acc)
+            k = short[st]
+            if k == 0 or k == d:
+                dst = off_next[st]
+                if rn[dst] & fit_off:
+                    best, best_v, best_st = off_cost[d] + vn[dst], OFF, dst
+            last: list[tuple[float, int, int, int, int, int]] = []
+            if free[d]:
+                cd = cost[d]
+                w = 1 if (from_free[d] if st == 0 else from_work[d]) else 0
+                for g, dst in moves[st]:
+                    if g in gone:
+                        continue
+                    u = units[g]
+                    if tracked:
+                        if used + w > limit:
+                            break
+                        fit = tile(acc + u) & ((1 << ((limit - used - w + 1) * stride)) - 1)
+                    else:
+                        fit = win >> (acc + u)
+                    if not rn[dst] & fit:
+                        continue
+                    s_best, c_best = -1, inf
+                    for s in types[g]:
+                        if counts[s] < caps[s] and cd[s] < c_best:
+                            s_best, c_best = s, cd[s]
+                    score = c_best + p * u + vn[dst] - push
+                    if left[g] == 1:
+                        last.append((score, s_best, dst, u, g, w))
+                    elif score < best:
+                        best, best_v, best_st, best_u, best_g, best_w = score, s_best, dst, u, g, w
+                for score, s, dst, u, g, w in sorted(last):
+                    if score >= best:
+                        break
+                    # The group's last shift: taken only if the row can finish without it.
+                    without = reach(m, free, full, wshift, gone | {g}, d + 1)
+                    if tracked:
+                        fit = tile(acc + u) & ((1 << ((limit - used - w + 1) * stride)) - 1)
+                    else:
+                        fit = win >> (acc + u)
+                    if without[d + 1][dst] & fit:
+                        best, best_v, best_st, best_u, best_g, best_w = score, s, dst, u, g, w
+                        rs, gone = without, gone | {g}
+                        break
+            if best_v == -2:
+                # Blame the groups that ran out, or would have with the shift refused above.
+                self.blamed = frozenset(g for g, n in enumerate(left) if n <= 1)
+                return None
+            row[d] = best_v
+            if best_v >= 0:
+                counts[best_v] += 1
+                left[best_g] -= 1
+            st, acc, used = best_st, acc + best_u, used + best_w
+        return row
+
+
+# ----------------------------------------------------------------------------- the solver
 
 # Seeding a numpy generator costs more than solving a tiny roster, so each thread keeps one
 # generator and resets it to a remembered per-seed start state (same stream as a fresh one).
@@ -58,839 +820,693 @@ def _rng(seed: int) -> np.random.Generator:
     return gen
 
 
-OFF = -1
-_NO_REQUESTS: dict[int, int] = {}
-# Repair rounds are bounded by count, not by time, so a seed always gives the same roster.
-REPAIR_ROUNDS_PER_EMPLOYEE = 12
-BROKEN = 1000
-BEAM_WIDTH = 64
-# The soft-penalty pass: a narrower beam, a fixed number of sweeps (deterministic).
-IMPROVE_WIDTH = 16
-IMPROVE_SWEEPS = 2
-
-
-@dataclass
-class _State:
-    """The compiled problem as Python lists (fast scalar access) plus running tallies."""
-
-    p: Problem
-    roster: list[list[int]]
-    count: list[list[int]]  # [E][S] shifts of each type
-    minutes: list[int]
-    weekend_days: list[list[int]]  # [E][W] worked days in each weekend
-    z: list[list[int]]  # [D][S] cover
-    evaluations: int = 0
-
-    @classmethod
-    def start(cls, p: Problem) -> _State:
-        e, d, s = p.n_employees, p.n_days, p.n_shifts
-        return cls(
-            p=p,
-            roster=[[OFF] * d for _ in range(e)],
-            count=[[0] * s for _ in range(e)],
-            minutes=[0] * e,
-            weekend_days=[[0] * max(p.n_weekends, 1) for _ in range(e)],
-            z=[[0] * s for _ in range(d)],
-        )
+# A random cost below any real one per cell: equal cells then differ, so rows planned against
+# the same cover spread over them instead of all taking the first.
+NOISE = 0.05
+# Beam widths: at most this wide, and sized so that a sweep over the rows takes this share of
+# the time limit (the construction, then each improving sweep), nor one plan longer than
+# PLAN_SECONDS. A plan costs about PLAN_SECONDS_PER_STEP per step of its passes over the days
+# (measured in CPU time: 240-770 ns), and each unit of beam width adds BEAM_STEP_FACTOR of that.
+MAX_WIDTH = 24
+PLAN_SECONDS = 0.05
+PLAN_SECONDS_PER_STEP = 6e-7
+BEAM_STEP_FACTOR = 0.08
+CONSTRUCT_SHARE = 0.2
+SWEEP_SHARE = 0.25
+# Ruin and recreate: up to this many rows at a time, until this many tries per employee in a
+# row bring nothing.
+RUIN_ROWS = 4
+RUIN_PATIENCE = 3
+# Rows are made in bulk when planning them one by one would take more than this share of the
+# limit; after PROBE_ROWS plans, also when the plans so far say the rest would not fit.
+PROBE_ROWS = 4
+BULK_SHARE = 0.8
+# Time kept back for scoring the roster at the end, per cell (measured: about 0.5 us per
+# cell for a feasible roster of 5000 x 366), and at most this share of the limit.
+SCORE_SECONDS_PER_CELL = 1e-6
+SCORE_SHARE = 0.3
+SCORE_VS_SETUP = 4.0
+# How far ahead of an even spread of its minimum minutes a bulk-made row keeps.
+PACE_AHEAD = 1.05
+Request = tuple[int, int, int]  # (day, shift, weight)
 
 
 class Greedy:
     def __init__(
-        self, p: Problem, seed: int, control: SolveControl, deadline: float = float("inf")
+        self,
+        p: Problem,
+        seed: int,
+        control: SolveControl,
+        time_limit: float = math.inf,
+        deadline: float = math.inf,
     ) -> None:
-        self.p = p
-        self.control = control
-        self.deadline = deadline
+        self.p, self.control, self.deadline = p, control, deadline
         self.timed_out = False
         self.rng = _rng(seed)
-        self.E, self.D, self.S = p.n_employees, p.n_days, p.n_shifts
+        self.E, self.D, self.S = E, D, S = p.n_employees, p.n_days, p.n_shifts
         lists = p.lists
+        unit = 0
+        for x in lists.length:
+            unit = math.gcd(unit, x)
+        self.unit = unit or 1
+        self.units = [x // self.unit for x in lists.length]
+        self.weekend_days: list[list[int]] = [[] for _ in range(p.n_weekends)]
+        for d, w in enumerate(lists.weekend):
+            if w >= 0:
+                self.weekend_days[w].append(d)
         self.length = lists.length
-        self.min_len = max(1, min(self.length))
-        # The flags are 0/1 ints; every use below only tests their truth.
-        self.forbidden = lists.forbidden
-        self.max_shifts = lists.max_shifts
-        self.min_minutes = lists.min_minutes
-        self.max_minutes = lists.max_minutes
-        self.max_consec = lists.max_consec
-        self.min_consec = lists.min_consec
-        self.min_off = lists.min_off
-        self.max_weekends = lists.max_weekends
-        self.day_off = lists.day_off
-        self.weekend = lists.weekend
-        self.req = lists.cover_req
-        self.under = lists.cover_under
-        self.over = lists.cover_over
-        # Request weights per cell: on[e][d] = {shift: weight}, same for off.
-        self.on: list[list[dict[int, int]]] = self._requests(
-            lists.on_ptr, lists.on_shift, lists.on_weight
-        )
-        self.off: list[list[dict[int, int]]] = self._requests(
-            lists.off_ptr, lists.off_shift, lists.off_weight
-        )
-        self.any_requests = bool(lists.on_shift or lists.off_shift)
-        # Random tie-breaks, fixed per employee so the run is reproducible for a seed.
-        self.jitter = self.rng.random(self.E).tolist()
-        self.st = _State.start(p)
+        self.req_l, self.under_l, self.over_l = lists.cover_req, lists.cover_under, lists.cover_over
+        self.req = np.array(lists.cover_req, dtype=np.int64).reshape(D, S)
+        self.under = np.array(lists.cover_under, dtype=np.float64).reshape(D, S)
+        self.over = np.array(lists.cover_over, dtype=np.float64).reshape(D, S)
+        self.z = [[0] * S for _ in range(D)]  # cover per day and shift
+        self.roster: list[list[int]] = [[OFF] * D for _ in range(E)]
+        self.rules = [RowRules.of(p, e) for e in range(E)]
+        # An all-off row breaks only the minimum minutes (its one free run touches both edges).
+        self.hard = [int(r.min_minutes > 0) for r in self.rules]
+        # Per-row tallies for the one-cell checks: shifts per type, minutes, days worked in
+        # each weekend and weekends worked.
+        self.counts = [[0] * S for _ in range(E)]
+        self.minutes = [0] * E
+        self.wk = [[0] * max(1, p.n_weekends) for _ in range(E)]
+        self.wk_used = [0] * E
+        self.on_req = self._requests(lists.on_ptr, lists.on_shift, lists.on_weight)
+        self.off_req = self._requests(lists.off_ptr, lists.off_shift, lists.off_weight)
+        self.on_at = [self._by_day(x) for x in self.on_req]
+        self.off_at = [self._by_day(x) for x in self.off_req]
+        self.penalty = self.full_penalty()
+        self.evaluations = 0
+        self.width = 1
+        self.plan_seconds = 0.0
+        self._planners: dict[int, RowPlanner] = {}
+        self._machines: dict[tuple[Any, ...], Machine] = {}
+        self.time_limit = time_limit
+        self.sweep_seconds = self.plan_work()
 
-    def _requests(
-        self, ptr: list[int], shift: list[int], weight: list[int]
-    ) -> list[list[dict[int, int]]]:
-        # Cells without a request share one empty dict, which nothing writes to.
-        out: list[list[dict[int, int]]] = [[_NO_REQUESTS] * self.D for _ in range(self.E)]
-        if ptr[-1] == 0:
+    def _requests(self, ptr: list[int], shift: list[int], weight: list[int]) -> list[list[Request]]:
+        out: list[list[Request]] = [[] for _ in range(self.E)]
+        if not shift:
             return out
-        for cell in range(self.E * self.D):
-            if ptr[cell] == ptr[cell + 1]:
-                continue
+        starts = np.nonzero(np.diff(np.asarray(ptr)))[0].tolist()
+        for cell in starts:
             e, d = divmod(cell, self.D)
-            wishes: dict[int, int] = {}
-            for k in range(ptr[cell], ptr[cell + 1]):
-                wishes[shift[k]] = wishes.get(shift[k], 0) + weight[k]
-            out[e][d] = wishes
+            out[e].extend((d, shift[k], weight[k]) for k in range(ptr[cell], ptr[cell + 1]))
         return out
 
-    def soft_penalty(self) -> int:
-        """The roster's soft penalty from the tallies (what the evaluator's soft rules sum)."""
-        st = self.st
-        total = 0
-        for d in range(self.D):
-            z, req, under, over = st.z[d], self.req[d], self.under[d], self.over[d]
-            if z == req:
-                continue  # the usual case, compared in one go
-            for s in range(self.S):
-                if z[s] < req[s]:
-                    total += (req[s] - z[s]) * under[s]
-                elif z[s] > req[s]:
-                    total += (z[s] - req[s]) * over[s]
-        if not self.any_requests:
-            return total
+    @staticmethod
+    def _by_day(requests: list[Request]) -> dict[int, list[tuple[int, int]]]:
+        out: dict[int, list[tuple[int, int]]] = {}
+        for d, s, w in requests:
+            out.setdefault(d, []).append((s, w))
+        return out
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def stop(self) -> bool:
+        if self.control.cancel.is_set():
+            return True
+        if time.perf_counter() > self.deadline:
+            self.timed_out = True
+            return True
+        return False
+
+    def planner(self, e: int) -> RowPlanner:
+        pl = self._planners.get(e)
+        if pl is None:
+            r = self.rules[e]
+            pl = self._planners[e] = RowPlanner(r, self.machine(e), self.unit, self.weekend_days)
+            pl.halt = self.stop
+        return pl
+
+    def full_penalty(self) -> int:
+        """The soft penalty of the roster held, from scratch (what the evaluator's soft rules
+        sum); `penalty` is kept up to date from the changes after that."""
+        z = np.array(self.z, dtype=np.int64).reshape(self.D, self.S)
+        short = np.maximum(self.req - z, 0)
+        extra = np.maximum(z - self.req, 0)
+        total = float((short * self.under).sum() + (extra * self.over).sum())
         for e in range(self.E):
-            row, on_e, off_e = st.roster[e], self.on[e], self.off[e]
-            for d in range(self.D):
-                if on_e[d]:
-                    total += sum(w for t, w in on_e[d].items() if t != row[d])
-                if off_e[d]:
-                    total += off_e[d].get(row[d], 0)
-        return total
+            row = self.roster[e]
+            total += sum(w for d, s, w in self.on_req[e] if row[d] != s)
+            total += sum(w for d, s, w in self.off_req[e] if row[d] == s)
+        return round(total)
 
-    # ------------------------------------------------------------------ moves and tallies
+    def row_costs(self, e: int) -> tuple[Any, Any]:
+        """cost[d, s] of working s on day d and off[d] of a day off for employee e, against
+        the cover the other rows leave: each is exactly that cell's change of the penalty."""
+        zo = np.array(self.z, dtype=np.int64).reshape(self.D, self.S)
+        worked = [(d, s) for d, s in enumerate(self.roster[e]) if s >= 0]
+        if worked:
+            ds = np.array(worked)
+            zo[ds[:, 0], ds[:, 1]] -= 1
+        cost = np.where(zo < self.req, -self.under, self.over)
+        off = np.zeros(self.D)
+        for d, s, w in self.on_req[e]:
+            cost[d] += w
+            cost[d, s] -= w
+            off[d] += w
+        for d, s, w in self.off_req[e]:
+            cost[d, s] += w
+        return cost, off
 
-    def set(self, e: int, d: int, s: int) -> None:
-        st = self.st
-        old = st.roster[e][d]
-        if old == s:
+    @staticmethod
+    def row_cost(cost: Any, off: Any, row: list[int]) -> float:
+        idx = np.array(row)
+        worked = idx >= 0
+        days = np.arange(len(row))
+        return float(cost[days[worked], idx[worked]].sum() + off[~worked].sum())
+
+    def set_row(self, e: int, row: list[int]) -> None:
+        old, z = self.roster[e], self.z
+        for d, (a, b) in enumerate(zip(old, row, strict=True)):
+            if a != b:
+                if a >= 0:
+                    z[d][a] -= 1
+                if b >= 0:
+                    z[d][b] += 1
+        self.roster[e] = row
+        counts = [0] * self.S
+        wk = [0] * len(self.wk[e])
+        weekend = self.rules[e].weekend
+        for d, s in enumerate(row):
+            if s >= 0:
+                counts[s] += 1
+                if weekend[d] >= 0:
+                    wk[weekend[d]] += 1
+        self.counts[e], self.wk[e] = counts, wk
+        self.minutes[e] = sum(n * x for n, x in zip(counts, self.length, strict=True))
+        self.wk_used[e] = len(wk) - wk.count(0)
+
+    def set_cell(self, e: int, d: int, v: int) -> None:
+        row = self.roster[e]
+        a = row[d]
+        if a == v:
             return
-        w = self.weekend[d]
-        if old >= 0:
-            st.count[e][old] -= 1
-            st.minutes[e] -= self.length[old]
-            st.z[d][old] -= 1
+        self.penalty += round(self.cell_delta(e, d, v))
+        w = self.rules[e].weekend[d]
+        if a >= 0:
+            self.z[d][a] -= 1
+            self.counts[e][a] -= 1
+            self.minutes[e] -= self.length[a]
             if w >= 0:
-                st.weekend_days[e][w] -= 1
-        if s >= 0:
-            st.count[e][s] += 1
-            st.minutes[e] += self.length[s]
-            st.z[d][s] += 1
+                self.wk[e][w] -= 1
+                if not self.wk[e][w]:
+                    self.wk_used[e] -= 1
+        if v >= 0:
+            self.z[d][v] += 1
+            self.counts[e][v] += 1
+            self.minutes[e] += self.length[v]
             if w >= 0:
-                st.weekend_days[e][w] += 1
-        st.roster[e][d] = s
+                if not self.wk[e][w]:
+                    self.wk_used[e] += 1
+                self.wk[e][w] += 1
+        row[d] = v
 
-    def cell_penalty_delta(self, e: int, d: int, s: int) -> int:
-        """Soft penalty change of putting s (or OFF) in cell (e, d)."""
-        old = self.st.roster[e][d]
-        if old == s:
-            return 0
-        z = self.st.z[d]
-        delta = 0
-        if old >= 0:
-            delta += self.under[d][old] if z[old] <= self.req[d][old] else -self.over[d][old]
-            delta -= self.off[e][d].get(old, 0)
-        if s >= 0:
-            delta += -self.under[d][s] if z[s] < self.req[d][s] else self.over[d][s]
-            delta += self.off[e][d].get(s, 0)
-        on = self.on[e][d]
+    def cell_delta(self, e: int, d: int, v: int) -> float:
+        """The penalty change of putting v (a shift or OFF) in cell (e, d)."""
+        a = self.roster[e][d]
+        if a == v:
+            return 0.0
+        z, req = self.z[d], self.req_l[d]
+        delta = 0.0
+        if a >= 0:
+            delta += self.under_l[d][a] if z[a] <= req[a] else -self.over_l[d][a]
+        if v >= 0:
+            delta += -self.under_l[d][v] if z[v] < req[v] else self.over_l[d][v]
+        on = self.on_at[e].get(d)
         if on:
-            delta += sum(w for t, w in on.items() if t != s) - sum(
-                w for t, w in on.items() if t != old
-            )
+            delta += sum(w for t, w in on if t != v) - sum(w for t, w in on if t != a)
+        off = self.off_at[e].get(d)
+        if off:
+            delta += sum(w for t, w in off if t == v) - sum(w for t, w in off if t == a)
         return delta
 
-    def can_add(self, e: int, d: int, s: int) -> bool:
-        """Whether (e, d) may take shift s without breaking a locally checkable hard rule."""
-        return self.run_if_added(e, d, s) is not None
+    def cell_ok(self, e: int, d: int, v: int) -> bool:
+        """Whether feasible row e stays feasible with v in cell (e, d): the rules a one-cell
+        change can break, the run rules on the runs around d (the same functions as the whole
+        row's check, `ROW_RULES`), the others from the tallies."""
+        r, row = self.rules[e], self.roster[e]
+        a = row[d]
+        if a == v:
+            return True
+        last = self.D - 1
+        if v >= 0:
+            f = r.forbidden
+            if r.day_off[d] or self.counts[e][v] >= r.max_shifts[v]:
+                return False
+            if (d > 0 and row[d - 1] >= 0 and f[row[d - 1]][v]) or (
+                d < last and row[d + 1] >= 0 and f[v][row[d + 1]]
+            ):
+                return False
+        minutes = self.minutes[e] + (self.length[v] if v >= 0 else 0)
+        minutes -= self.length[a] if a >= 0 else 0
+        if not r.min_minutes <= minutes <= r.max_minutes:
+            return False
+        if (a >= 0) == (v >= 0):
+            return True
+        w = r.weekend[d]
+        if v >= 0 and w >= 0 and not self.wk[e][w] and self.wk_used[e] >= r.max_weekends:
+            return False
+        row[d] = v
+        try:
+            lo = max(d - 1, 0)
+            kind = row[lo] >= 0
+            while lo > 0 and (row[lo - 1] >= 0) is kind:
+                lo -= 1
+            hi = min(d + 1, last)
+            kind = row[hi] >= 0
+            while hi < last and (row[hi + 1] >= 0) is kind:
+                hi += 1
+            return not any(rule(r, row, lo, hi + 1) for rule in RUN_RULES)
+        finally:
+            row[d] = a
 
-    def run_if_added(self, e: int, d: int, s: int) -> tuple[int, int] | None:
-        """The bounds of the run day d would join if (e, d) took shift s, or None when that
-        breaks a locally checkable hard rule (`can_add`)."""
-        st = self.st
-        row = st.roster[e]
-        if row[d] != OFF or self.day_off[e][d]:
-            return None
-        if st.count[e][s] >= self.max_shifts[e][s]:
-            return None
-        if st.minutes[e] + self.length[s] > self.max_minutes[e]:
-            return None
-        if d > 0 and row[d - 1] >= 0 and self.forbidden[row[d - 1]][s]:
-            return None
-        if d + 1 < self.D and row[d + 1] >= 0 and self.forbidden[s][row[d + 1]]:
-            return None
-        w = self.weekend[d]
-        if w >= 0 and st.weekend_days[e][w] == 0:
-            worked = sum(1 for x in st.weekend_days[e] if x > 0)
-            if worked + 1 > self.max_weekends[e]:
-                return None
-        left = d
-        while left > 0 and row[left - 1] >= 0:
-            left -= 1
-        right = d
-        while right + 1 < self.D and row[right + 1] >= 0:
-            right += 1
-        if right - left + 1 > self.max_consec[e]:
-            return None
-        min_off = self.min_off[e]
-        if min_off > 1:
-            # The day-off gaps this assignment leaves on either side must stay long enough
-            # (gaps touching a horizon edge are exempt).
-            gap_end = left - 1
-            g = gap_end
-            while g >= 0 and row[g] == OFF:
-                g -= 1
-            if g >= 0 and 0 < gap_end - g < min_off:
-                return None
-            gap_start = right + 1
-            g = gap_start
-            while g < self.D and row[g] == OFF:
-                g += 1
-            if g < self.D and 0 < g - gap_start < min_off:
-                return None
-        return left, right
+    def publish(self) -> None:
+        progress = self.control.progress
+        progress.best_hard = sum(self.hard)
+        progress.best_penalty = self.penalty
+        progress.evaluations = self.evaluations
 
-    def run_bonus(self, e: int, d: int) -> int:
-        """How much working day d helps this employee's runs: joining a run is worth more while
-        the run is still shorter than the minimum."""
-        row = self.st.roster[e]
-        joined = 0
-        if d > 0 and row[d - 1] >= 0:
-            joined += 1
-        if d + 1 < self.D and row[d + 1] >= 0:
-            joined += 1
-        if not joined:
-            return 0
-        left = d
-        while left > 0 and row[left - 1] >= 0:
-            left -= 1
-        right = d
-        while right + 1 < self.D and row[right + 1] >= 0:
-            right += 1
-        short = (right - left) < self.min_consec[e]
-        return 3 if short else 1
+    # ------------------------------------------------------------------ rows
 
-    def run_bounds(self, e: int, d: int) -> tuple[int, int]:
-        row = self.st.roster[e]
-        left = d
-        while left > 0 and row[left - 1] >= 0:
-            left -= 1
-        right = d
-        while right + 1 < self.D and row[right + 1] >= 0:
-            right += 1
-        return left, right
+    def replan(self, e: int, keep_equal: bool = False) -> bool:
+        """Plan row e afresh against the others; keep it if it is better (fewer broken rules,
+        then less penalty; or as good, with `keep_equal`)."""
+        started = time.perf_counter()
+        cost, off = self.row_costs(e)
+        noisy = cost + self.rng.random(cost.shape) * NOISE
+        pl = self.planner(e)
+        row = pl.plan(noisy, off, self.rng.random(len(self.weekend_days)), self.width)
+        self.evaluations += 1
+        self.plan_seconds += time.perf_counter() - started
+        if row is None or not row_feasible(self.rules[e], row):
+            return False
+        old = self.roster[e]
+        delta = self.row_cost(cost, off, row) - self.row_cost(cost, off, old)
+        if self.hard[e] == 0 and delta > (0.5 if keep_equal else -0.5):
+            return False
+        self.set_row(e, row)
+        self.hard[e] = 0
+        self.penalty += round(delta)
+        return True
 
-    # ------------------------------------------------------------------ phase 1: cover
+    def clear_row(self, e: int) -> None:
+        cost, off = self.row_costs(e)
+        empty = [OFF] * self.D
+        before = self.row_cost(cost, off, self.roster[e])
+        self.penalty += round(self.row_cost(cost, off, empty) - before)
+        self.set_row(e, empty)
+        self.hard[e] = int(self.rules[e].min_minutes > 0)
 
-    def fill_cover(self) -> None:
-        wanted = []
-        req, max_shifts, day_off = self.req, self.max_shifts, self.day_off
-        n_eligible = [sum(1 for row in max_shifts if row[s] > 0) for s in range(self.S)]
-        fixed_off = [e for e in range(self.E) if any(day_off[e])]
-        for d, req_d in enumerate(req):
-            off_today = [e for e in fixed_off if day_off[e][d]] if fixed_off else fixed_off
-            for s, need in enumerate(req_d):
-                if need <= 0:
-                    continue
-                avail = n_eligible[s]
-                if off_today:
-                    avail -= sum(1 for e in off_today if max_shifts[e][s] > 0)
-                wanted.append((avail / need, d, s))
-        # One draw for all cells yields the same numbers as one draw per cell, much cheaper.
-        ties = self.rng.random(len(wanted)).tolist()
-        cells = [(r, tie, d, s) for (r, d, s), tie in zip(wanted, ties, strict=True)]
-        cells.sort()
-        cancelled, pick, st = self.control.cancel.is_set, self.picker(), self.st
-        roster, count, minutes, z, weekend_days = (
-            st.roster,
-            st.count,
-            st.minutes,
-            st.z,
-            st.weekend_days,
-        )
-        weekend, length = self.weekend, self.length
-        for _, _, d, s in cells:
-            for _ in range(req[d][s] - z[d][s]):
-                if cancelled():
-                    return
-                e = pick(d, s)
-                if e < 0:
-                    break
-                # `set(e, d, s)` written out for a cell `pick` only chooses when it is off.
-                count[e][s] += 1
-                minutes[e] += length[s]
-                z[d][s] += 1
-                if weekend[d] >= 0:
-                    weekend_days[e][weekend[d]] += 1
-                roster[e][d] = s
+    def put_row(self, e: int, row: list[int], hard: int) -> None:
+        cost, off = self.row_costs(e)
+        before = self.row_cost(cost, off, self.roster[e])
+        self.penalty += round(self.row_cost(cost, off, row) - before)
+        self.set_row(e, row)
+        self.hard[e] = hard
 
-    def picker(self) -> Callable[[int, int], int]:
-        """`pick(d, s)`: the employee to put on shift s on day d, -1 if nobody can take it.
+    def machine(self, e: int) -> Machine:
+        r = self.rules[e]
+        types = tuple(s for s in range(self.S) if r.max_shifts[s] > 0)
+        key = (types, r.max_consec, r.min_consec, r.min_off)
+        m = self._machines.get(key)
+        if m is None:
+            m = self._machines[key] = Machine(
+                types, self.units, r.forbidden, r.max_consec, r.min_consec, r.min_off
+            )
+        return m
 
-        A closure over the tallies (lists `set` updates in place), so its many lookups are done
-        once per phase rather than once per head of cover."""
-        st = self.st
-        roster, count, minutes, weekend_days = st.roster, st.count, st.minutes, st.weekend_days
-        min_minutes, max_minutes, max_shifts = self.min_minutes, self.max_minutes, self.max_shifts
-        max_consec, min_consec, min_offs = self.max_consec, self.min_consec, self.min_off
-        max_weekends, day_off, forbidden = self.max_weekends, self.day_off, self.forbidden
-        on, off, jitter, min_len = self.on, self.off, self.jitter, self.min_len
-        weekend, length, D, employees = self.weekend, self.length, self.D, range(self.E)
-
-        def pick(d: int, s: int) -> int:
-            # The key is (score, jitter), compared by hand, and min/max are written as
-            # conditionals: the same values as the builtins, without their call overhead.
-            best, best_score, best_jitter = -1, 0.0, 0.0
-            w = weekend[d]
-            length_s = length[s]
-            follows = forbidden[s]
-            span = length_s * (D - d)
-            for e in employees:
-                # `run_if_added(e, d, s)` written out (same checks, same order): the call and its
-                # lookups cost more than the checks for the few employees of a small roster.
-                row = roster[e]
-                if row[d] != OFF or day_off[e][d]:
-                    continue
-                if count[e][s] >= max_shifts[e][s]:
-                    continue
-                if minutes[e] + length_s > max_minutes[e]:
-                    continue
-                if d > 0 and row[d - 1] >= 0 and forbidden[row[d - 1]][s]:
-                    continue
-                if d + 1 < D and row[d + 1] >= 0 and follows[row[d + 1]]:
-                    continue
-                if w >= 0:
-                    days_in = weekend_days[e]
-                    # tallies are never negative, so the weekends worked are the nonzero entries
-                    if days_in[w] == 0 and len(days_in) - days_in.count(0) + 1 > max_weekends[e]:
-                        continue
-                left = d
-                while left > 0 and row[left - 1] >= 0:
-                    left -= 1
-                right = d
-                while right + 1 < D and row[right + 1] >= 0:
-                    right += 1
-                if right - left + 1 > max_consec[e]:
-                    continue
-                min_off = min_offs[e]
-                if min_off > 1:
-                    gap_end = left - 1
-                    g = gap_end
-                    while g >= 0 and row[g] == OFF:
-                        g -= 1
-                    if g >= 0 and 0 < gap_end - g < min_off:
-                        continue
-                    gap_start = right + 1
-                    g = gap_start
-                    while g < D and row[g] == OFF:
-                        g += 1
-                    if g < D and 0 < g - gap_start < min_off:
-                        continue
-                # `run_bonus` from the run bounds already found; working the other half of a weekend
-                # already worked costs no weekend allowance.
-                run_bonus = 0 if left == d == right else 3 if right - left < min_consec[e] else 1
-                weekend_bonus = 0 if w < 0 else (2 if weekend_days[e][w] > 0 else -1)
-                short = min_minutes[e] - minutes[e]
-                deficit = (short if short > 0 else 0) / min_len
-                on_cell, off_cell = on[e][d], off[e][d]
-                wish = 0
-                if on_cell:
-                    wish = on_cell.get(s, 0) * 4
-                    if s not in on_cell:
-                        wish -= 2
-                if off_cell:
-                    wish -= off_cell.get(s, 0) * 4
-                # Capacity left relative to the horizon: spread work over those who can take it.
-                room = (max_minutes[e] - minutes[e]) / span
-                score = (
-                    wish
-                    + 3 * run_bonus
-                    + weekend_bonus
-                    + (8 if deficit > 8 else deficit)
-                    + (1.0 if room > 1.0 else room)
-                )
-                if (
-                    best < 0
-                    or score > best_score
-                    or (score == best_score and jitter[e] > best_jitter)
-                ):
-                    best, best_score, best_jitter = e, score, jitter[e]
-            return best
-
-        return pick
-
-    # ------------------------------------------------------------------ phase 2: runs
-
-    def fix_short_runs(self) -> None:
-        """Extend working runs shorter than the minimum; drop the ones that cannot grow."""
+    def plan_work(self) -> float:
+        """Seconds a sweep of row plans at width 1 takes (`PLAN_SECONDS_PER_STEP` per state
+        and group a row's passes over the days visit): the instance's size alone decides the
+        widths and whether rows are made in bulk, so a seed gives the same roster whatever
+        the machine's load (until the clock cuts a phase short)."""
+        steps = 0
         for e in range(self.E):
-            need = self.min_consec[e]
-            if need <= 1:
-                continue
-            d = 1
-            while d < self.D:
-                row = self.st.roster[e]
-                if row[d] < 0 or row[d - 1] >= 0:
-                    d += 1
-                    continue
-                left, right = self.run_bounds(e, d)
-                while right - left + 1 < need and right < self.D - 1:
-                    grown = self.grow(e, left, right)
-                    if grown is None:
+            m = self.machine(e)
+            steps += m.n + m.max_consec * len(m.groups)
+        return steps * self.D * PLAN_SECONDS_PER_STEP
+
+    def width_for(self, share: float) -> int:
+        """The widest beam that lets a sweep take at most `share` of the time limit, and one
+        plan at most `PLAN_SECONDS` (a cancel waits for the plan's next look at the flag)."""
+        work = self.sweep_seconds
+        if work <= 0:
+            return MAX_WIDTH
+        by_limit = (share * self.time_limit / work - 1.0) / BEAM_STEP_FACTOR
+        by_plan = (PLAN_SECONDS * self.E / work - 1.0) / BEAM_STEP_FACTOR
+        return max(1, min(MAX_WIDTH, int(min(by_limit, by_plan))))
+
+    def construct(self) -> None:
+        """Every row planned once, in a random order, each against the rows before it. When
+        planning row by row would take more than a share of the time (`plan_work`, or the
+        plans so far), the remaining rows are made all at once (`bulk`) and only the ones
+        that came out infeasible are planned one by one."""
+        self.width = self.width_for(CONSTRUCT_SHARE)
+        order = self.rng.permutation(self.E).tolist()
+        if self.sweep_seconds > BULK_SHARE * self.time_limit:
+            self.bulk(order)
+        else:
+            for i, e in enumerate(order):
+                if self.stop():
+                    return
+                if i >= PROBE_ROWS:
+                    # Far slower than expected (a loaded machine): the rest in bulk after all.
+                    left = self.deadline - time.perf_counter()
+                    if self.plan_seconds / i * (self.E - i) > left:
+                        self.bulk(order[i:])
                         break
-                    left, right = grown
-                if right - left + 1 < need and right < self.D - 1:
-                    for x in range(left, right + 1):
-                        self.set(e, x, OFF)
-                d = right + 1
-
-    def grow(self, e: int, left: int, right: int) -> tuple[int, int] | None:
-        best: tuple[int, int] | None = None
-        best_pen = 0
-        for x in (right + 1, left - 1):
-            if not 0 <= x < self.D:
-                continue
-            for s in range(self.S):
-                if self.can_add(e, x, s):
-                    pen = self.cell_penalty_delta(e, x, s)
-                    if best is None or pen < best_pen:
-                        best, best_pen = (x, s), pen
-        if best is None:
-            return None
-        self.set(e, best[0], best[1])
-        return self.run_bounds(e, left if best[0] > left else best[0])
-
-    # ------------------------------------------------------------------ phase 3: minutes
-
-    def fill_minutes(self) -> None:
-        order = sorted(range(self.E), key=lambda e: self.st.minutes[e] - self.min_minutes[e])
+                self.replan(e)
+                self.control.progress.evaluations = self.evaluations
         for e in order:
-            while self.st.minutes[e] < self.min_minutes[e]:
-                if self.control.cancel.is_set():
-                    return
-                best, best_key = None, (0,)
-                for d in range(self.D):
-                    if self.st.roster[e][d] != OFF:
-                        continue
-                    for s in range(self.S):
-                        if not self.can_add(e, d, s):
-                            continue
-                        key = (-self.cell_penalty_delta(e, d, s) + 20 * self.run_bonus(e, d),)
-                        if best is None or key > best_key:
-                            best, best_key = (d, s), key
-                if best is None:
-                    break
-                self.set(e, best[0], best[1])
-
-    # ------------------------------------------------------------------ phase 4: repair
-
-    def row_violations(self, e: int, row: list[int]) -> int:
-        """A graded violation measure of one row: 0 iff the row breaks no hard rule, otherwise
-        the number of broken rule instances (scaled by BROKEN, so a repair never trades one broken
-        rule for two) plus how far each is from holding, so repairs can make progress."""
-        self.st.evaluations += 1
-        D = self.D
-        h = 0
-        count = [0] * self.S
-        minutes = 0
-        max_c, min_c, min_off = self.max_consec[e], self.min_consec[e], self.min_off[e]
-        forbidden, length, day_off = self.forbidden, self.length, self.day_off[e]
-        prev = OFF
-        run = 0
-        run_start = 0
-        off_run = 0
-        off_start = 0
-        for d in range(D):
-            s = row[d]
-            if s >= 0:
-                if day_off[d]:
-                    h += BROKEN + 1
-                count[s] += 1
-                minutes += length[s]
-                if prev >= 0 and forbidden[prev][s]:
-                    h += BROKEN + 1
-                if run == 0:
-                    if off_start > 0 and off_run < min_off:
-                        h += BROKEN + min_off - off_run
-                    run_start = d
-                run += 1
-                off_run = 0
-            else:
-                if run:
-                    if run > max_c:
-                        h += BROKEN + run - max_c
-                    if run < min_c and run_start > 0:
-                        h += BROKEN + min_c - run
-                    run = 0
-                if off_run == 0:
-                    off_start = d
-                off_run += 1
-            prev = s
-        if run > max_c:
-            h += BROKEN + run - max_c
-        for s in range(self.S):
-            if count[s] > self.max_shifts[e][s]:
-                h += BROKEN + count[s] - self.max_shifts[e][s]
-        if minutes > self.max_minutes[e]:
-            h += BROKEN + -(-(minutes - self.max_minutes[e]) // self.min_len)
-        if minutes < self.min_minutes[e]:
-            h += BROKEN + -(-(self.min_minutes[e] - minutes) // self.min_len)
-        if self.p.n_weekends:
-            worked = {self.weekend[d] for d in range(D) if self.weekend[d] >= 0 and row[d] >= 0}
-            if len(worked) > self.max_weekends[e]:
-                h += BROKEN + len(worked) - self.max_weekends[e]
-        return h
-
-    def repair(self) -> None:
-        for e in range(self.E):
-            current = -1  # the row's measure, -1 when a move has made it stale
-            for _ in range(REPAIR_ROUNDS_PER_EMPLOYEE):
-                if self.control.cancel.is_set():
-                    return
-                row = self.st.roster[e]
-                current = self.row_violations(e, row)
-                if current == 0:
-                    break
-                move = self.best_move(e, row, current)
-                if move is None:
-                    break
-                for d, s in move:
-                    self.set(e, d, s)
-                current = -1
-            if current < 0:
-                current = self.row_violations(e, self.st.roster[e])
-            for width in (BEAM_WIDTH, 4 * BEAM_WIDTH):
-                if current == 0 or self.control.cancel.is_set():
-                    break
-                current = self.replan(e, current, width)
-
-    def moves(self, e: int, row: list[int]) -> Iterator[list[list[tuple[int, int]]]]:
-        """Candidate row changes in tiers of growing cost: blocks of 1, 2 and 3 days set to one
-        value, then moving one shift to another day (which fixes minutes and runs that no
-        block can, when the row is hemmed in by its own pattern)."""
-        options = [OFF, *[s for s in range(self.S) if self.max_shifts[e][s] > 0]]
-        free = [not x for x in self.day_off[e]]
-        for width in (1, 2, 3):
-            tier = []
-            for d in range(self.D - width + 1):
-                span = range(d, d + width)
-                for s in options:
-                    if all(row[x] == s for x in span):
-                        continue
-                    if s >= 0 and not all(free[x] for x in span):
-                        continue
-                    tier.append([(x, s) for x in span])
-            yield tier
-        worked = [d for d in range(self.D) if row[d] >= 0]
-        idle = [d for d in range(self.D) if row[d] < 0 and free[d]]
-        yield [[(a, OFF), (b, row[a])] for a in worked for b in idle]
-
-    def best_move(self, e: int, row: list[int], current: int) -> list[tuple[int, int]] | None:
-        """The candidate change that lowers the row's violation measure most, from the
-        cheapest tier that has one; the soft penalty breaks ties."""
-        trial = list(row)
-        for tier in self.moves(e, row):
-            best: list[tuple[int, int]] | None = None
-            best_key = (current, 0)
-            for change in tier:
-                for x, s in change:
-                    trial[x] = s
-                h = self.row_violations(e, trial)
-                for x, _ in change:
-                    trial[x] = row[x]
-                if h >= current or h > best_key[0]:
-                    continue
-                pen = self.change_penalty(e, change)
-                if best is None or (h, pen) < best_key:
-                    best, best_key = change, (h, pen)
-            if best is not None:
-                return best
-        return None
-
-    def change_penalty(self, e: int, change: list[tuple[int, int]]) -> int:
-        # Cells of one row lie on distinct days, so their cover effects are independent.
-        return sum(self.cell_penalty_delta(e, x, s) for x, s in change)
-
-    # ------------------------------------------------------------------ row re-planning
-
-    def replan(self, e: int, current: int, width: int) -> int:
-        """Plan the employee's row afresh with a beam search over days that keeps every hard
-        rule, against the cover the others leave; keep it only if it is better."""
-        old = list(self.st.roster[e])
-        for d in range(self.D):
-            self.set(e, d, OFF)
-        row = self.beam_row(e, width)
-        better = row is not None and self.row_violations(e, row) < current
-        chosen = row if row is not None and better else old
-        for d in range(self.D):
-            self.set(e, d, chosen[d])
-        return self.row_violations(e, chosen)
-
-    def beam_row(self, e: int, width: int) -> list[int] | None:
-        D, S = self.D, self.S
-        length, forbidden = self.length, self.forbidden
-        max_s, day_off = self.max_shifts[e], self.day_off[e]
-        max_m, min_m = self.max_minutes[e], self.min_minutes[e]
-        max_c, min_c, min_off, max_w = (
-            self.max_consec[e],
-            self.min_consec[e],
-            self.min_off[e],
-            self.max_weekends[e],
-        )
-        eligible = [s for s in range(S) if max_s[s] > 0]
-        # Until the minimum minutes are reached, working dominates any cover consideration:
-        # a row that misses them is infeasible whatever it covers.
-        need_weight = 10 * max(max(max(r) for r in self.under), 1)
-        # state: (score, last, run, run_inner, off, off_inner, minutes, weekends, last_w,
-        #         counts, path)
-        State = tuple[float, int, int, bool, int, bool, int, int, int, tuple[int, ...], object]
-        beam: list[State] = [(0.0, OFF, 0, False, 0, False, 0, 0, -1, (0,) * S, None)]
-        for d in range(D):
-            z, req = self.st.z[d], self.req[d]
-            on, off_req = self.on[e][d], self.off[e][d]
-            w = self.weekend[d]
-            best: dict[tuple[object, ...], State] = {}
-            for score, last, run, run_in, off, off_in, minutes, wk, last_w, counts, path in beam:
-                # a day off
-                if not (run and run_in and run < min_c):
-                    sc = score - sum(on.values())
-                    n_off, n_in = (off + 1, off_in) if run == 0 else (1, True)
-                    st: State = (
-                        sc,
-                        OFF,
-                        0,
-                        False,
-                        n_off,
-                        n_in,
-                        minutes,
-                        wk,
-                        last_w,
-                        counts,
-                        (OFF, path),
-                    )
-                    key = st[1:10]
-                    if key not in best or best[key][0] < sc:
-                        best[key] = st
-                if day_off[d]:
-                    continue
-                if run == 0 and off and off_in and off < min_off:
-                    continue
-                if run + 1 > max_c:
-                    continue
-                n_wk, n_lw = wk, last_w
-                if w >= 0 and w != last_w:
-                    n_wk, n_lw = wk + 1, w
-                    if n_wk > max_w:
-                        continue
-                for s in eligible:
-                    if counts[s] >= max_s[s] or minutes + length[s] > max_m:
-                        continue
-                    if last >= 0 and forbidden[last][s]:
-                        continue
-                    gain: float = self.under[d][s] if z[s] < req[s] else -self.over[d][s]
-                    gain -= off_req.get(s, 0) + sum(v for t, v in on.items() if t != s)
-                    if minutes < min_m:
-                        gain += need_weight * min(length[s], min_m - minutes) / self.min_len
-                    c2 = (*counts[:s], counts[s] + 1, *counts[s + 1 :])
-                    st = (
-                        score + gain,
-                        s,
-                        run + 1,
-                        run_in if run else d > 0,
-                        0,
-                        False,
-                        minutes + length[s],
-                        n_wk,
-                        n_lw,
-                        c2,
-                        (s, path),
-                    )
-                    key = st[1:10]
-                    if key not in best or best[key][0] < st[0]:
-                        best[key] = st
-            beam = self.diverse(sorted(best.values(), key=lambda x: -x[0]), width, min_off)
-            if not beam:
-                return None
-        done = [b for b in beam if b[6] >= min_m]
-        if not done:
-            return None
-        row: list[int] = []
-        path = max(done, key=lambda x: x[0])[10]
-        while path is not None:
-            assert isinstance(path, tuple)
-            row.append(path[0])
-            path = path[1]
-        row.reverse()
-        return row
-
-    # ------------------------------------------------------------------ phase 5: improve
+            if self.hard[e] and not self.stop():
+                self.replan(e)
+        self.publish()
 
     def improve(self) -> None:
-        """Coordinate descent on the soft penalty: re-plan one row at a time against the cover
-        the others leave, keeping a new row only if it is feasible and cheaper."""
-        order = self.rng.permutation(self.E).tolist()
-        for _ in range(IMPROVE_SWEEPS):
-            changed = False
-            for e in order:
-                if self.control.cancel.is_set():
-                    return
-                if time.perf_counter() > self.deadline:
-                    self.timed_out = True
-                    return
-                old = list(self.st.roster[e])
-                for d in range(self.D):
-                    self.set(e, d, OFF)
-                row = self.beam_row(e, IMPROVE_WIDTH)
-                for d in range(self.D):
-                    self.set(e, d, old[d])
-                if row is None or self.row_violations(e, row) != 0:
-                    continue
-                change = [(d, row[d]) for d in range(self.D) if row[d] != old[d]]
-                if change and self.change_penalty(e, change) < 0:
-                    for d, s in change:
-                        self.set(e, d, s)
-                    changed = True
-            if not changed:
-                return
+        """Re-plan each row against all the others and make the one-cell moves, sweep after
+        sweep while a sweep helps; then ruin and recreate a few rows at a time while that
+        helps (`ruin`). The roster held never gets worse."""
+        while not self.stop():
+            better = self.polish()
+            self.width = self.width_for(SWEEP_SHARE)
+            for e in self.rng.permutation(self.E).tolist():
+                if self.stop():
+                    break
+                better += self.replan(e)
+            self.publish()
+            if not better or self.penalty == 0:
+                break
+        stale = 0
+        while stale < RUIN_PATIENCE * self.E and self.penalty > 0 and not self.stop():
+            stale = 0 if self.ruin() else stale + 1
+            if stale % 16 == 0:
+                self.publish()
+        self.publish()
 
-    def polish(self) -> None:
-        """Single-cell changes that lower the soft penalty and keep the row feasible; the
-        cheap penalty delta filters candidates before the row is checked."""
-        for e in range(self.E):
-            row = self.st.roster[e]
-            if self.control.cancel.is_set():
-                return
-            if self.row_violations(e, row) != 0:
+    def ruin(self) -> bool:
+        """Clear a few random rows and plan them again one after the other; keep the result
+        when it is no worse (so the search can drift across ties), else put the rows back.
+        True if the penalty dropped."""
+        k = min(self.E, int(self.rng.integers(2, RUIN_ROWS + 1)))
+        rows = self.rng.choice(self.E, size=k, replace=False).tolist()
+        saved = [(e, self.roster[e], self.hard[e]) for e in rows]
+        before, hard_before = self.penalty, sum(self.hard[e] for e in rows)
+        for e in rows:
+            self.clear_row(e)
+        for e in rows:
+            self.replan(e)
+        hard_after = sum(self.hard[e] for e in rows)
+        if (hard_after, self.penalty) <= (hard_before, before):
+            return (hard_after, self.penalty) < (hard_before, before)
+        for e, row, hard in saved:
+            self.put_row(e, row, hard)
+        return False
+
+    # ------------------------------------------------------------------ one-cell moves
+
+    def polish(self) -> int:
+        """Cheap moves between rows that keep every row feasible: fill each under-covered
+        cell from someone off that day or on an over-covered shift, then move or drop the
+        shifts of over-covered cells, then swap two employees' cells on a day to grant a
+        request. Returns how many moves were made."""
+        made = 0
+        for d in self.rng.permutation(self.D).tolist():
+            if self.stop():
+                return made
+            made += self.fill_day(d) + self.thin_day(d)
+        return made + self.grant_requests()
+
+    def fill_day(self, d: int) -> int:
+        z, req, roster, hard = self.z[d], self.req_l[d], self.roster, self.hard
+        made = 0
+        for s in range(self.S):
+            while z[s] < req[s] and self.under_l[d][s] > 0:
+                best, best_delta = -1, -0.5
+                for e in range(self.E):
+                    a = roster[e][d]
+                    if hard[e] or a == s or (a >= 0 and z[a] <= req[a]):
+                        continue
+                    delta = self.cell_delta(e, d, s)
+                    if delta < best_delta and self.cell_ok(e, d, s):
+                        best, best_delta = e, delta
+                if best < 0:
+                    break
+                self.set_cell(best, d, s)
+                made += 1
+        return made
+
+    def thin_day(self, d: int) -> int:
+        z, req, roster, hard = self.z[d], self.req_l[d], self.roster, self.hard
+        made = 0
+        for s in range(self.S):
+            if z[s] <= req[s]:
                 continue
-            options = [OFF, *[s for s in range(self.S) if self.max_shifts[e][s] > 0]]
-            for d in range(self.D):
-                if self.day_off[e][d]:
+            for e in range(self.E):
+                if z[s] <= req[s]:
+                    break
+                if hard[e] or roster[e][d] != s:
                     continue
-                old = row[d]
-                best, best_delta = old, 0
-                for v in options:
-                    if v == old:
+                best, best_delta = s, -0.5
+                for v in [OFF, *range(self.S)]:
+                    if v == s:
                         continue
-                    delta = self.cell_penalty_delta(e, d, v)
-                    if delta >= best_delta:
-                        continue
-                    row[d] = v
-                    ok = self.row_violations(e, row) == 0
-                    row[d] = old
-                    if ok:
+                    delta = self.cell_delta(e, d, v)
+                    if delta < best_delta and self.cell_ok(e, d, v):
                         best, best_delta = v, delta
-                if best != old:
-                    self.set(e, d, best)
+                if best != s:
+                    self.set_cell(e, d, best)
+                    made += 1
+        return made
 
-    def request_cost(self, e: int, d: int, v: int) -> int:
-        on = self.on[e][d]
-        return sum(w for t, w in on.items() if t != v) + self.off[e][d].get(v, 0)
-
-    def swap_requests(self) -> None:
-        """Exchange two employees' cells on one day to grant a wish: the cover is unchanged,
-        so only the request penalties and the two rows' feasibility need checking."""
-        roster = self.st.roster
+    def grant_requests(self) -> int:
+        """Swap two employees' values on a day when that lowers the request penalty: the cover
+        is unchanged, so only the two rows' feasibility needs checking."""
+        made = 0
+        roster, hard = self.roster, self.hard
         for e in range(self.E):
-            if self.control.cancel.is_set():
-                return
-            for d in range(self.D):
+            if self.stop():
+                break
+            if hard[e]:
+                continue
+            for d in set(self.on_at[e]) | set(self.off_at[e]):
                 u = roster[e][d]
                 if self.request_cost(e, d, u) == 0:
                     continue
                 for f in range(self.E):
                     v = roster[f][d]
-                    if f == e or v == u:
+                    if f == e or v == u or hard[f]:
                         continue
-                    delta = (
-                        self.request_cost(e, d, v)
-                        - self.request_cost(e, d, u)
-                        + self.request_cost(f, d, u)
-                        - self.request_cost(f, d, v)
+                    gain = (
+                        self.request_cost(e, d, u)
+                        + self.request_cost(f, d, v)
+                        - self.request_cost(e, d, v)
+                        - self.request_cost(f, d, u)
                     )
-                    if delta >= 0 or (v >= 0 and self.day_off[e][d]):
+                    if gain <= 0 or not self.cell_ok(e, d, v):
                         continue
-                    if u >= 0 and self.day_off[f][d]:
-                        continue
-                    roster[e][d], roster[f][d] = v, u
-                    ok = self.row_violations(e, roster[e]) == 0 == self.row_violations(f, roster[f])
-                    roster[e][d], roster[f][d] = u, v
-                    if ok:
-                        # Through `set` so the tallies follow; the cover nets out.
-                        self.set(e, d, v)
-                        self.set(f, d, u)
-                        u = v
-                        if self.request_cost(e, d, u) == 0:
-                            break
+                    self.set_cell(e, d, v)
+                    if self.cell_ok(f, d, u):
+                        self.set_cell(f, d, u)
+                        made += 1
+                        break
+                    self.set_cell(e, d, u)
+        return made
 
-    @staticmethod
-    def diverse(ranked: list[Any], width: int, min_off: int) -> list[Any]:
-        """The best states, but at most a few per shape (run, rest, weekends used): a beam
-        ranked on score alone fills up with rows that work every weekend early and dead-end."""
-        per_shape = max(2, width // 16)
-        taken: dict[tuple[int, int, int], int] = {}
-        out = []
-        for st in ranked:
-            shape = (st[2], min(st[4], min_off), st[7])
-            n = taken.get(shape, 0)
-            if n < per_shape:
-                taken[shape] = n + 1
-                out.append(st)
-                if len(out) == width:
+    def request_cost(self, e: int, d: int, v: int) -> int:
+        on, off = self.on_at[e].get(d), self.off_at[e].get(d)
+        cost = sum(w for t, w in on if t != v) if on else 0
+        return cost + (sum(w for t, w in off if t == v) if off else 0)
+
+    # ------------------------------------------------------------------ many rows at once
+
+    def bulk(self, todo: list[int]) -> None:
+        """Rows for the employees in `todo` all at once, day by day with numpy: the fallback
+        when planning row by row would not fit the time limit (thousands of employees).
+
+        Each day every employee is off, forced to work (a run shorter than its minimum, or
+        too far behind its minimum minutes) or free to choose; the forced ones take the type
+        the cover needs most, then the open heads of cover go to the free ones furthest
+        behind their minutes. The rules of one day are checked before each choice, and a run
+        only starts where it can reach its minimum length before a fixed day off; what a
+        day-by-day choice cannot see (a row left short of its minimum minutes) is found by
+        the rows' own check afterwards and planned again row by row."""
+        lists, D, S = self.p.lists, self.D, self.S
+        ix = np.array(todo)
+        n = len(todo)
+        maxc = np.array(lists.max_consec)[ix]
+        minc = np.array(lists.min_consec)[ix]
+        min_off = np.array(lists.min_off)[ix]
+        min_m = np.array(lists.min_minutes)[ix]
+        max_m = np.array(lists.max_minutes)[ix]
+        max_w = np.array(lists.max_weekends)[ix]
+        caps = np.array(lists.max_shifts).reshape(self.E, S)[ix]
+        fixed = np.array([lists.day_off[e] for e in todo], dtype=bool).reshape(n, D)
+        length = np.array(lists.length, dtype=np.int64)
+        forbidden = np.array(lists.forbidden, dtype=bool).reshape(S, S)
+        weekend = lists.weekend
+        # free_run[:, d]: days d, d+1, ... before the next fixed day off.
+        free_run = np.zeros((n, D + 1), dtype=np.int64)
+        for d in range(D - 1, -1, -1):
+            free_run[:, d] = np.where(fixed[:, d], 0, free_run[:, d + 1] + 1)
+        free_left = np.zeros((n, D + 1), dtype=np.int64)  # free days from d on
+        free_left[:, :D] = (~fixed)[:, ::-1].cumsum(axis=1)[:, ::-1]
+        free_total = np.maximum(1, free_left[:, 0])
+        # weekends_ahead[k, d]: weekends touched by days d .. d+k-1 (a run of k from day d).
+        top_minc = int(minc.max()) if n else 1
+        weekends_ahead = np.zeros((top_minc + 1, D), dtype=np.int64)
+        for k in range(1, top_minc + 1):
+            for d in range(D):
+                weekends_ahead[k, d] = len({weekend[x] for x in range(d, min(D, d + k))} - {-1})
+        # Requests by day: (rows, shifts, weight to work that shift: + asked, - asked not).
+        wishes: dict[int, list[tuple[int, int, int]]] = {}
+        for i, e in enumerate(todo):
+            for d, t, w in self.on_req[e]:
+                wishes.setdefault(d, []).append((i, t, w))
+            for d, t, w in self.off_req[e]:
+                wishes.setdefault(d, []).append((i, t, -w))
+        run = np.zeros(n, dtype=np.int64)
+        off = np.full(n, D + 1, dtype=np.int64)  # off since before day 0: no minimum applies
+        last = np.full(n, -1, dtype=np.int64)
+        mins = np.zeros(n, dtype=np.int64)
+        used = np.zeros(n, dtype=np.int64)
+        counts = np.zeros((n, S), dtype=np.int64)
+        from_day0 = np.zeros(n, dtype=bool)
+        this_weekend = np.zeros(n, dtype=bool)
+        stuck = np.zeros(n, dtype=bool)
+        out = np.full((n, D), OFF, dtype=np.int64)
+        z = np.array(self.z, dtype=np.int64).reshape(D, S)
+        req = self.req
+        everyone = np.arange(n)
+        for d in range(D):
+            if d % 8 == 0 and self.stop():
+                return
+            w = weekend[d]
+            if w >= 0 and (d == 0 or weekend[d - 1] != w):
+                this_weekend[:] = False
+            short = (run > 0) & (run < minc) & ~from_day0
+            blocked = fixed[:, d] | (run >= maxc) | ((run == 0) & (off < min_off))
+            if w >= 0:
+                blocked |= ~this_weekend & (used >= max_w)
+            # A run may start only if it can reach its minimum length: before a fixed day
+            # off, within the weekends left, the minutes left and the type's maximum.
+            start = run == 0
+            reach_end = d + minc >= D
+            blocked |= start & (free_run[:, d] < minc) & ~reach_end
+            blocked |= start & (used + weekends_ahead[np.minimum(minc, top_minc), d] > max_w)
+            allowed = ~blocked[:, None] & (counts < caps)
+            allowed &= mins[:, None] + length[None, :] <= max_m[:, None]
+            first = start & ~reach_end & (minc > 1)
+            if first.any():
+                span = minc[first][:, None]
+                allowed[first] &= (mins[first][:, None] + span * length[None, :]) <= max_m[
+                    first
+                ][:, None]
+                allowed[first] &= counts[first] + span <= caps[first]
+            worked_before = run > 0
+            if worked_before.any():
+                allowed[worked_before] &= ~forbidden[last[worked_before]]
+            can = allowed.any(axis=1)
+            stuck |= short & ~can
+            # Keep up with an even spread of the minimum minutes over the free days.
+            due = min_m * (1.0 - free_left[:, d + 1] / free_total) * PACE_AHEAD
+            behind = due - mins
+            must = short | (behind > 0)
+            need = req[d] - z[d]
+            noise = self.rng.random(n)
+            wish = None
+            if d in wishes:
+                wi, wt, ww = (np.array(x) for x in zip(*wishes[d], strict=True))
+                wish = np.zeros((n, S))
+                np.add.at(wish, (wi, wt), ww)
+            choice = np.full(n, OFF, dtype=np.int64)
+            forced = np.nonzero(must & can)[0]
+            if len(forced):
+                score = 1.0 + 2.0 * (need > 0)[None, :] + noise[forced, None]
+                if wish is not None:
+                    score = score + wish[forced]
+                choice[forced] = np.where(allowed[forced], score, -np.inf).argmax(axis=1)
+                np.add.at(need, choice[forced], -1)
+            free = can & ~must
+            priority = behind / np.maximum(1.0, min_m) + noise
+            for s in np.argsort(-need).tolist():
+                if need[s] <= 0:
                     break
-        return out
+                cand = np.nonzero(free & allowed[:, s] & (choice < 0))[0]
+                if not len(cand):
+                    continue
+                key = priority[cand] + (wish[cand, s] if wish is not None else 0.0)
+                k = int(need[s])
+                if k < len(cand):
+                    cand = cand[np.argpartition(-key, k - 1)[:k]]
+                choice[cand] = s
+                need[s] -= len(cand)
+            worked = choice >= 0
+            from_day0 = np.where(worked & (run == 0), d == 0, from_day0)
+            run = np.where(worked, run + 1, 0)
+            off = np.where(worked, 0, off + 1)
+            last = np.where(worked, choice, -1)
+            hit = everyone[worked]
+            mins[hit] += length[choice[hit]]
+            counts[hit, choice[hit]] += 1
+            if w >= 0:
+                used += worked & ~this_weekend
+                this_weekend |= worked
+            z[d] += np.bincount(choice[hit], minlength=S)
+            out[:, d] = choice
+        # The tallies straight from the arrays: a row at a time would take longer than the
+        # whole sweep.
+        rows, count_rows, minutes = out.tolist(), counts.tolist(), mins.tolist()
+        wk = np.zeros((n, len(self.weekend_days)), dtype=np.int64)
+        for w, days in enumerate(self.weekend_days):
+            wk[:, w] = (out[:, days] >= 0).sum(axis=1)
+        wk_rows, wk_used = wk.tolist(), (wk > 0).sum(axis=1).tolist()
+        for i, e in enumerate(todo):
+            self.roster[e] = rows[i]
+            self.counts[e], self.minutes[e] = count_rows[i], minutes[i]
+            if wk_rows[i]:
+                self.wk[e], self.wk_used[e] = wk_rows[i], wk_used[i]
+            if stuck[i] or mins[i] < min_m[i]:
+                self.hard[e] = sum(row_breaks(self.rules[e], rows[i]).values())
+            else:
+                self.hard[e] = 0
+        self.z = z.tolist()
+        self.penalty = self.full_penalty()
 
-    def roster(self) -> I32:
-        return np.array(self.st.roster, dtype=np.int32).reshape(self.E, self.D)
+    def roster_array(self) -> I32:
+        return np.array(self.roster, dtype=np.int32).reshape(self.E, self.D)
 
 
 def solve_greedy(
     problem: Problem, *, time_limit: float, seed: int, control: SolveControl
 ) -> SolverRun:
     started = time.perf_counter()
-    g = Greedy(problem, seed, control, deadline=started + time_limit)
-    g.fill_cover()
-    g.fix_short_runs()
-    g.fill_minutes()
-    g.fix_short_runs()
-    g.repair()
-    for phase in (g.improve, g.polish, g.swap_requests):
-        # Each phase only takes changes that lower the penalty, so at zero it cannot help.
-        if g.soft_penalty() == 0:
-            break
-        phase()
-    roster = g.roster()
-    # The rows are valid by construction (every value set through `set`), so they are scored
-    # as they are rather than converted back from the array.
-    score = evaluate_rows(problem, g.st.roster)
+    g = Greedy(problem, seed, control, time_limit)
+    # Scoring the roster at the end walks every cell, as setting up did, only more slowly: the
+    # time setting up took says how busy the machine is now.
+    cells = problem.n_employees * problem.n_days
+    setup = time.perf_counter() - started
+    reserve = max(SCORE_SECONDS_PER_CELL * cells, SCORE_VS_SETUP * setup)
+    g.deadline = started + time_limit - min(SCORE_SHARE * time_limit, reserve)
+    control.progress.total_generations = 0  # time-limited: progress runs with the clock
+    g.construct()
+    first_feasible = None if any(g.hard) else (time.perf_counter() - started) * 1000
+    g.improve()
+    # The roster is scored as lists: the rows are valid by construction (every value is a
+    # shift index or OFF), so there is no array to convert back and check.
+    score = evaluate_rows(problem, g.roster)
     elapsed_ms = (time.perf_counter() - started) * 1000
     progress = control.progress
     progress.best_hard = score.hard_violations
     progress.best_penalty = score.penalty
-    progress.evaluations = g.st.evaluations + 1
-    cancelled = control.cancel.is_set()
+    progress.evaluations = g.evaluations + 1
     return SolverRun(
-        roster=roster,
+        roster=g.roster_array(),
         iterations=1,
-        evaluations=g.st.evaluations + 1,
-        time_to_first_feasible_ms=elapsed_ms if score.hard_violations == 0 else None,
+        evaluations=g.evaluations + 1,
+        time_to_first_feasible_ms=first_feasible if score.hard_violations == 0 else None,
         time_to_best_ms=elapsed_ms,
-        cancelled=cancelled,
+        cancelled=control.cancel.is_set(),
         timed_out=g.timed_out,
         evaluation=score,
     )
