@@ -59,6 +59,9 @@ def grab(lines: list[str], pattern: str) -> re.Match[str] | None:
 def greedy_summary(s: Section) -> list[str]:
     feasible = grab(s.lines, r"feasible: (\d+)/(\d+)")
     out = [f"feasible {feasible.group(1)}/{feasible.group(2)}" if feasible else "no result"]
+    for pattern in (r"^within limit.*", r"^mean gap.*"):
+        if m := grab(s.lines, pattern):
+            out.append(m.group(0))
     return out
 
 
