@@ -274,6 +274,36 @@ class Machine:
         return out
 
 
+# Machines outlive a solve: a service solves many small requests with the same contracts.
+_MACHINES: dict[tuple[Any, ...], Machine] = {}
+_MACHINES_MAX = 1024
+
+
+def _machine(
+    types: tuple[int, ...],
+    units: list[int],
+    forbidden: list[list[int]],
+    max_consec: int,
+    min_consec: int,
+    min_off: int,
+) -> Machine:
+    key = (
+        types,
+        tuple(units[s] for s in types),
+        tuple(tuple(forbidden[s][t] for t in types) for s in types),
+        max_consec,
+        min_consec,
+        min_off,
+    )
+    m = _MACHINES.get(key)
+    if m is None:
+        m = Machine(types, units, forbidden, max_consec, min_consec, min_off)
+        if len(_MACHINES) >= _MACHINES_MAX:
+            _MACHINES.clear()
+        _MACHINES[key] = m
+    return m
+
+
 def reach(
     m: Machine,
     free: list[bool],
@@ -824,14 +854,14 @@ def _rng(seed: int) -> np.random.Generator:
 # the same cover spread over them instead of all taking the first.
 NOISE = 0.05
 # Beam widths: at most this wide, and sized so that a sweep over the rows takes this share of
-# the time limit (the construction, then each improving sweep), nor one plan longer than
+# the time limit (the first plans, then each improving sweep), nor one plan longer than
 # PLAN_SECONDS. A plan costs about PLAN_SECONDS_PER_STEP per step of its passes over the days
 # (measured in CPU time: 240-770 ns), and each unit of beam width adds BEAM_STEP_FACTOR of that.
 MAX_WIDTH = 24
 PLAN_SECONDS = 0.05
 PLAN_SECONDS_PER_STEP = 6e-7
 BEAM_STEP_FACTOR = 0.08
-CONSTRUCT_SHARE = 0.2
+CONSTRUCT_SHARE = 0.05
 SWEEP_SHARE = 0.25
 # Ruin and recreate: up to this many rows at a time, until this many tries per employee in a
 # row bring nothing.
@@ -1131,7 +1161,7 @@ class Greedy:
         key = (types, r.max_consec, r.min_consec, r.min_off)
         m = self._machines.get(key)
         if m is None:
-            m = self._machines[key] = Machine(
+            m = self._machines[key] = _machine(
                 types, self.units, r.forbidden, r.max_consec, r.min_consec, r.min_off
             )
         return m
@@ -1162,6 +1192,13 @@ class Greedy:
         planning row by row would take more than a share of the time (`plan_work`, or the
         plans so far), the remaining rows are made all at once (`bulk`) and only the ones
         that came out infeasible are planned one by one."""
+        if not any(self.hard):
+            # Every empty row already keeps the rules (no minimum minutes): one-cell moves
+            # alone fill the cover of a small request, far quicker than planning rows.
+            self.polish()
+            if self.perfect():
+                self.publish()
+                return
         self.width = self.width_for(CONSTRUCT_SHARE)
         order = self.rng.permutation(self.E).tolist()
         if self.sweep_seconds > BULK_SHARE * self.time_limit:
@@ -1187,22 +1224,27 @@ class Greedy:
         """Re-plan each row against all the others and make the one-cell moves, sweep after
         sweep while a sweep helps; then ruin and recreate a few rows at a time while that
         helps (`ruin`). The roster held never gets worse."""
-        while not self.stop():
+        while not self.perfect() and not self.stop():
             better = self.polish()
+            if self.perfect():
+                break
             self.width = self.width_for(SWEEP_SHARE)
             for e in self.rng.permutation(self.E).tolist():
                 if self.stop():
                     break
                 better += self.replan(e)
             self.publish()
-            if not better or self.penalty == 0:
+            if not better:
                 break
         stale = 0
-        while stale < RUIN_PATIENCE * self.E and self.penalty > 0 and not self.stop():
+        while stale < RUIN_PATIENCE * self.E and not self.perfect() and not self.stop():
             stale = 0 if self.ruin() else stale + 1
             if stale % 16 == 0:
                 self.publish()
         self.publish()
+
+    def perfect(self) -> bool:
+        return self.penalty == 0 and not any(self.hard)
 
     def ruin(self) -> bool:
         """Clear a few random rows and plan them again one after the other; keep the result
@@ -1238,18 +1280,24 @@ class Greedy:
         return made + self.grant_requests()
 
     def fill_day(self, d: int) -> int:
+        """Fill the day's under-covered shifts one head at a time from whoever gains most;
+        between equal gains, whoever has the most minutes to spare, so work spreads out."""
         z, req, roster, hard = self.z[d], self.req_l[d], self.roster, self.hard
+        max_minutes, minutes = self.p.lists.max_minutes, self.minutes
         made = 0
         for s in range(self.S):
             while z[s] < req[s] and self.under_l[d][s] > 0:
-                best, best_delta = -1, -0.5
+                best, best_key = -1, (0.0, 0)
                 for e in range(self.E):
                     a = roster[e][d]
                     if hard[e] or a == s or (a >= 0 and z[a] <= req[a]):
                         continue
                     delta = self.cell_delta(e, d, s)
-                    if delta < best_delta and self.cell_ok(e, d, s):
-                        best, best_delta = e, delta
+                    if delta > -0.5:
+                        continue
+                    key = (delta, minutes[e] - max_minutes[e])
+                    if (best < 0 or key < best_key) and self.cell_ok(e, d, s):
+                        best, best_key = e, key
                 if best < 0:
                     break
                 self.set_cell(best, d, s)
