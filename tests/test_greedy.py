@@ -110,7 +110,7 @@ def test_days_off_and_eligibility_are_kept(name: str) -> None:
 
 def test_deterministic_for_a_seed() -> None:
     # A limit far above the time the search needs: the runs end by their counts, not the clock.
-    p = problem("Instance7")
+    p = problem("Instance1")
     runs = [solve_greedy(p, time_limit=60.0, seed=s, control=SolveControl()) for s in (5, 5, 6)]
     assert not any(run.timed_out for run in runs)
     assert np.array_equal(runs[0].roster, runs[1].roster)
@@ -205,7 +205,7 @@ def test_result_is_scored_once_and_exactly_as_the_evaluator_says() -> None:
 
 def test_seeds_do_not_leak_between_runs() -> None:
     """The generator is reused across solves; each run must still start from its own seed."""
-    p = problem("Instance2")
+    p = problem("Instance1")
     first = solve_greedy(p, time_limit=60.0, seed=7, control=SolveControl()).roster
     solve_greedy(p, time_limit=60.0, seed=8, control=SolveControl())
     again = solve_greedy(p, time_limit=60.0, seed=7, control=SolveControl()).roster

@@ -369,10 +369,15 @@ def cost_to_go(
     off_cost: list[float],
     group_cost: list[list[float]],
     alive: list[list[int]],
+    weekend_cost: tuple[list[float], list[float]] | None = None,
 ) -> list[list[float]]:
     """V[d][state]: least cost of days d.. from `state` under the machine alone (no minutes),
-    through states that can still finish (nonzero in `alive`, the bitsets of `reach`)."""
+    through states that can still finish (nonzero in `alive`, the bitsets of `reach`).
+    `weekend_cost` adds a price for starting a worked weekend on day d, from the free state
+    ([0][d]) or from a run ([1][d]): it stands in for the limit on weekends."""
     days = len(free)
+    no_price = [0.0] * days
+    from_free, from_work = weekend_cost if weekend_cost else (no_price, no_price)
     n, n_off, n_cls, after_run = m.n, m.n_off, m.n_cls, m.after_run
     max_c, min_c = m.max_consec, m.min_consec
     gcls, chain = m.group_cls, m.chain
@@ -389,17 +394,19 @@ def cost_to_go(
         work = free[d]
         best = co + nxt[0]
         if work:
+            wf = from_free[d]
             for g in range(n_groups):
-                v = gc[g] + nxt[n_off + gcls[g]]
+                v = gc[g] + wf + nxt[n_off + gcls[g]]
                 if v < best:
                     best = v
         cur[0] = best
+        ww = from_work[d]
         for r in range(1, max_c + 1):
             first = n_off + (r - 1) * n_cls
             o = rest if r >= min_c or r == d else inf
             if work and r < max_c:
                 nb = first + n_cls
-                val = [gc[g] + nxt[nb + gcls[g]] for g in range(n_groups)]
+                val = [gc[g] + ww + nxt[nb + gcls[g]] for g in range(n_groups)]
                 mins = [inf] * n_cls
                 for c, b, extra in chain:
                     v = mins[b] if b >= 0 else inf
@@ -510,6 +517,19 @@ class RowPlanner:
         i = min(int(np.searchsorted(cum, target)), len(cum) - 1)
         return float(-per_unit[mask][order][i])
 
+    def weekend_price(self, gain: Any, free: list[bool]) -> float:
+        """A price for each worked weekend that leaves about `max_weekends` of them worth it:
+        the value of the best weekend past the limit (working both days of a weekend, or the
+        better one, against having it off)."""
+        if not gain.shape[1]:
+            return 0.0
+        day_value = np.maximum(0.0, -gain.min(axis=1))
+        values = sorted(
+            (float(sum(day_value[d] for d in days if free[d])) for days in self.weekend_days),
+            reverse=True,
+        )
+        return values[self.limit_w] if self.limit_w < len(values) else 0.0
+
     def weekends(self, gain: Any, jitter: Any) -> list[bool]:
         """The weekends a plan with fixed weekends may work: the `max_weekends` most useful."""
         n = len(self.weekend_days)
@@ -576,14 +596,17 @@ class RowPlanner:
             free, rs, tracked = found
             p = self.price(gain, free)
             group_cost = kappa + p * self.units[None, :]
+            lam = self.weekend_price(group_cost - off_cost[:, None], free) if tracked else 0.0
             if gone:
                 group_cost[:, sorted(gone)] = math.inf
-            vs = cost_to_go(m, free, offc, group_cost.tolist(), rs)
+            from_free, from_work = self.weekend_shift
+            wk_cost = ([lam * (x > 0) for x in from_free], [lam * (x > 0) for x in from_work])
+            vs = cost_to_go(m, free, offc, group_cost.tolist(), rs, wk_cost)
             if width > 1 and not gone:
-                row = self.beam(rs, vs, free, cells, offc, p, tracked, width)
+                row = self.beam(rs, vs, free, cells, offc, p, tracked, width, lam)
                 if row is not None:
                     return row
-            row = self.walk(rs, vs, free, cells, offc, p, tracked, gone)
+            row = self.walk(rs, vs, free, cells, offc, p, tracked, gone, lam)
             if row is not None:
                 return row
             if self.blamed <= gone:
@@ -601,11 +624,14 @@ class RowPlanner:
         p: float,
         tracked: bool,
         width: int,
+        lam: float = 0.0,
     ) -> list[int] | None:
         """The walk with `width` partial rows kept per day, ranked by cost so far plus
-        cost-to-go; rows that agree on state, work total and weekends are merged (the cheaper
-        stays). Each partial row counts its shifts per group against the group's maximum; the
-        types inside a group are shared out afterwards (`share_types`)."""
+        cost-to-go (both with the prices per work unit and weekend the cost-to-go was made
+        with), the cheapest finished row by its cost alone; rows that agree on state, work
+        total and weekends are merged (the cheaper stays). Each partial row counts its shifts
+        per group against the group's maximum; the types inside a group are shared out
+        afterwards (`share_types`)."""
         m = self.m
         off_next, short, moves, units = m.off_next, m.short, m.moves, m.group_units
         types, caps = self.group_types, self.r.max_shifts
@@ -641,7 +667,7 @@ class RowPlanner:
                     else:
                         fit = win >> acc
                     if rn[dst] & fit:
-                        f = g0 + co + vn[dst]
+                        f = g0 + co + p * acc + lam * used + vn[dst]
                         key = (dst, acc, used)
                         old = kids.get(key)
                         if old is None or f < old[0]:
@@ -662,8 +688,8 @@ class RowPlanner:
                     if not rn[dst] & fit:
                         continue
                     s, c = best_type[grp]
-                    g1 = g0 + c + p * u
-                    f = g1 + vn[dst]
+                    g1 = g0 + c
+                    f = g1 + p * (acc + u) + lam * (used + w) + vn[dst]
                     key = (dst, acc + u, used + w)
                     old = kids.get(key)
                     if old is None or f < old[0]:
@@ -720,6 +746,7 @@ class RowPlanner:
         p: float,
         tracked: bool,
         gone: frozenset[int] = frozenset(),
+        lam: float = 0.0,
     ) -> list[int] | None:
         """Day by day, the value of least cost plus cost-to-go among those that keep the row
         finishable. Taking the last shift a group has left is checked against the reach of
@@ -796,7 +823,7 @@ class RowPlanner:
                     for s in types[g]:
                         if counts[s] < caps[s] and cd[s] < c_best:
                             s_best, c_best = s, cd[s]
-                    score = c_best + p * u + vn[dst] - push
+                    score = c_best + p * u + lam * w + vn[dst] - push
                     if left[g] == 1:
                         last.append((score, s_best, dst, u, g, w))
                     elif score < best:
@@ -866,7 +893,7 @@ SWEEP_SHARE = 0.25
 # Ruin and recreate: up to this many rows at a time, until this many tries per employee in a
 # row bring nothing.
 RUIN_ROWS = 4
-RUIN_PATIENCE = 3
+RUIN_PATIENCE = 10
 # Rows are made in bulk when planning them one by one would take more than this share of the
 # limit; after PROBE_ROWS plans, also when the plans so far say the rest would not fit.
 PROBE_ROWS = 4
