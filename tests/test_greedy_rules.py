@@ -1,8 +1,9 @@
 """The greedy's copies of the hard rules, each checked against the evaluator on random problems.
 
-The greedy reads the rules four ways: `ROW_RULES` (one function per rule, whole rows), the
-one-cell check of the local moves (`Greedy.cell_ok`), the state machine and reach of the row
-planner (`Machine`, `reach`), and the bulk maker of rows for large requests (`Greedy.bulk`).
+The greedy reads the rules four ways: `ROW_RULES` (shared/roster/rowrules.py, one function per
+rule, whole rows), the one-cell check of the local moves (`Greedy.cell_ok`), the state machine
+and reach of the row planner (shared/roster/rowplan.py), and the bulk maker of rows for large
+requests (`Greedy.bulk`).
 Each is compared here with the evaluator (`shared.roster.rules`), directly or through
 `ROW_RULES` once that is shown to agree with it.
 """
@@ -18,17 +19,17 @@ from hypothesis import strategies as st
 
 from shared.roster.compiled import Problem
 from shared.roster.evaluator import evaluate
-from shared.roster.greedy import (
+from shared.roster.greedy import Greedy
+from shared.roster.rowplan import reach
+from shared.roster.rowrules import (
     OFF,
     ROW_RULES,
-    Greedy,
     RowRules,
     days_off,
     max_consecutive_shifts,
     max_weekends,
     min_consecutive_days_off,
     min_consecutive_shifts,
-    reach,
     row_breaks,
     row_feasible,
     shift_rotation,
