@@ -82,6 +82,10 @@ PLAN_SECONDS_PER_STEP = 6e-7
 BEAM_STEP_FACTOR = 0.08
 CONSTRUCT_SHARE = 0.05
 SWEEP_SHARE = 0.25
+# The improvement stops once the model says it took this share of the limit, and a one-cell
+# check costs this much by the model.
+WORK_SHARE = 0.3
+CHECK_SECONDS = 2e-6
 # Ruin and recreate: up to this many rows at a time, until this many tries per employee in a
 # row bring nothing.
 RUIN_ROWS = 4
@@ -151,6 +155,15 @@ class Greedy:
         self._machines: dict[tuple[Any, ...], Machine] = {}
         self.time_limit = time_limit
         self.sweep_seconds = self.plan_work()
+        self.started = time.perf_counter()
+        self.best = (sum(self.hard) + 1, 0)  # worse than any roster, so the first counts
+        self.best_ms = 0.0
+        self.first_feasible_ms: float | None = None
+        self.rounds = 0  # improving sweeps and ruin-and-recreate tries
+        # The seconds the plans and checks so far take by the cost model (not the clock): the
+        # improvement stops at a share of the limit by this count, so that a seed gives the
+        # same roster on a machine anything up to 1/WORK_SHARE times slower than the model.
+        self.work = 0.0
 
     def _requests(self, ptr: list[int], shift: list[int], weight: list[int]) -> list[list[Request]]:
         out: list[list[Request]] = [[] for _ in range(self.E)]
@@ -298,6 +311,7 @@ class Greedy:
         a = row[d]
         if a == v:
             return True
+        self.work += CHECK_SECONDS
         last = self.D - 1
         if v >= 0:
             f = r.forbidden
@@ -331,8 +345,15 @@ class Greedy:
             row[d] = a
 
     def publish(self) -> None:
+        """Show the roster held as the best so far (it is: nothing ever makes it worse)."""
+        hard = sum(self.hard)
+        now_ms = (time.perf_counter() - self.started) * 1000
+        if (hard, self.penalty) < self.best:
+            self.best, self.best_ms = (hard, self.penalty), now_ms
+        if hard == 0 and self.first_feasible_ms is None:
+            self.first_feasible_ms = now_ms
         progress = self.control.progress
-        progress.best_hard = sum(self.hard)
+        progress.best_hard = hard
         progress.best_penalty = self.penalty
         progress.evaluations = self.evaluations
 
@@ -348,6 +369,7 @@ class Greedy:
         row = pl.plan(noisy, off, self.rng.random(len(self.weekend_days)), self.width)
         self.evaluations += 1
         self.plan_seconds += time.perf_counter() - started
+        self.work += self.sweep_seconds / self.E * (1.0 + BEAM_STEP_FACTOR * self.width)
         if row is None or not row_feasible(self.rules[e], row):
             return False
         old = self.roster[e]
@@ -443,34 +465,56 @@ class Greedy:
         """Re-plan each row against all the others and make the one-cell moves, sweep after
         sweep while a sweep helps; then ruin and recreate a few rows at a time while that
         helps (`ruin`). The roster held never gets worse."""
-        while not self.perfect() and not self.stop():
+        self.work = 0.0
+        while not self.done():
             better = self.polish()
-            if self.perfect():
+            if self.done():
                 break
             self.width = self.width_for(SWEEP_SHARE)
+            self.rounds += 1
             for e in self.rng.permutation(self.E).tolist():
-                if self.stop():
+                if self.done():
                     break
                 better += self.replan(e)
             self.publish()
             if not better:
                 break
         stale = 0
-        while stale < RUIN_PATIENCE * self.E and not self.perfect() and not self.stop():
+        while stale < RUIN_PATIENCE * self.E and not self.done():
             stale = 0 if self.ruin() else stale + 1
+            self.rounds += 1
             if stale % 16 == 0:
                 self.publish()
         self.publish()
 
+    def ruin_rows(self, k: int) -> list[int]:
+        if self.rng.random() < 0.5:
+            z = np.array(self.z, dtype=np.int64).reshape(self.D, self.S)
+            short = np.argwhere((z < self.req) & (self.under > 0))
+            if len(short):
+                s = int(short[int(self.rng.integers(len(short))), 1])
+                able = [e for e in range(self.E) if self.rules[e].max_shifts[s] > 0]
+                if len(able) >= k:
+                    picked = self.rng.choice(len(able), size=k, replace=False).tolist()
+                    return [able[i] for i in picked]
+        return self.rng.choice(self.E, size=k, replace=False).tolist()  # type: ignore[no-any-return]
+
     def perfect(self) -> bool:
         return self.penalty == 0 and not any(self.hard)
 
+    def done(self) -> bool:
+        """Nothing left to improve, or the improvement's budget spent, or told to stop."""
+        if self.perfect() or self.work > WORK_SHARE * self.time_limit:
+            return True
+        return self.stop()
+
     def ruin(self) -> bool:
-        """Clear a few random rows and plan them again one after the other; keep the result
-        when it is no worse (so the search can drift across ties), else put the rows back.
-        True if the penalty dropped."""
+        """Clear a few rows and plan them again one after the other; keep the result when it
+        is no worse (so the search can drift across ties), else put the rows back. True if
+        the penalty dropped. Half the time the rows are ones that could fill an under-covered
+        cell (eligible for its shift type), the rest of the time any."""
         k = min(self.E, int(self.rng.integers(2, RUIN_ROWS + 1)))
-        rows = self.rng.choice(self.E, size=k, replace=False).tolist()
+        rows = self.ruin_rows(k)
         saved = [(e, self.roster[e], self.hard[e]) for e in rows]
         before, hard_before = self.penalty, sum(self.hard[e] for e in rows)
         for e in rows:
@@ -749,6 +793,7 @@ def solve_greedy(
 ) -> SolverRun:
     started = time.perf_counter()
     g = Greedy(problem, seed, control, time_limit)
+    g.started = started
     # Scoring the roster at the end walks every cell, as setting up did, only more slowly: the
     # time setting up took says how busy the machine is now.
     cells = problem.n_employees * problem.n_days
@@ -758,22 +803,21 @@ def solve_greedy(
     control.progress.total_generations = 0  # time-limited: progress runs with the clock
     control.progress.phase = "greedy"  # shared.solving.progress.GREEDY
     g.construct()
-    first_feasible = None if any(g.hard) else (time.perf_counter() - started) * 1000
     g.improve()
+    g.publish()  # the roster held is the best: this also dates it
     # The roster is scored as lists: the rows are valid by construction (every value is a
     # shift index or OFF), so there is no array to convert back and check.
     score = evaluate_rows(problem, g.roster)
-    elapsed_ms = (time.perf_counter() - started) * 1000
     progress = control.progress
     progress.best_hard = score.hard_violations
     progress.best_penalty = score.penalty
     progress.evaluations = g.evaluations + 1
     return SolverRun(
         roster=g.roster_array(),
-        iterations=1,
+        iterations=g.rounds,
         evaluations=g.evaluations + 1,
-        time_to_first_feasible_ms=first_feasible if score.hard_violations == 0 else None,
-        time_to_best_ms=elapsed_ms,
+        time_to_first_feasible_ms=g.first_feasible_ms if score.hard_violations == 0 else None,
+        time_to_best_ms=g.best_ms,
         cancelled=control.cancel.is_set(),
         timed_out=g.timed_out,
         evaluation=score,
