@@ -356,8 +356,6 @@ class RowPlanner:
         """A price for each worked weekend that leaves about `max_weekends` of them worth it:
         the value of the best weekend past the limit (working both days of a weekend, or the
         better one, against having it off)."""
-        if not gain.shape[1]:
-            return 0.0
         day_value = np.maximum(0.0, -gain.min(axis=1))
         values = sorted(
             (float(sum(day_value[d] for d in days if free[d])) for days in self.weekend_days),
@@ -368,7 +366,7 @@ class RowPlanner:
     def weekends(self, gain: Any, jitter: Any) -> list[bool]:
         """The weekends a plan with fixed weekends may work: the `max_weekends` most useful."""
         n = len(self.weekend_days)
-        day_gain = np.maximum(0.0, -gain.min(axis=1)) if gain.shape[1] else np.zeros(self.days)
+        day_gain = np.maximum(0.0, -gain.min(axis=1))
         benefit = [float(sum(day_gain[d] for d in days)) for days in self.weekend_days]
         order = sorted(range(n), key=lambda w: (-benefit[w], jitter[w]))
         allowed = [False] * n
@@ -384,7 +382,7 @@ class RowPlanner:
             allowed[(i * n) // max(limit, 1)] = True
         return allowed
 
-    def reach(self, free: list[bool], tracked: bool, gone: frozenset[int]) -> list[list[int]]:
+    def reach_of(self, free: list[bool], tracked: bool, gone: frozenset[int]) -> list[list[int]]:
         if tracked:
             return reach(self.m, free, self.full_tracked, self.weekend_shift, gone)
         return reach(self.m, free, self.full_untracked, None, gone)
@@ -397,15 +395,15 @@ class RowPlanner:
     ) -> tuple[list[bool], list[list[int]], bool] | None:
         """The free days, the reach and whether it tracks weekends, for a feasible plan."""
         if not self.needs_weekends:
-            rs = self.reach(self.fixed_free, False, gone)
+            rs = self.reach_of(self.fixed_free, False, gone)
             return (self.fixed_free, rs, False) if self.finishable(rs, False) else None
         if not self.tracked:
             for allowed in (self.weekends(gain, jitter), self.spread()):
                 free = self.free_days(allowed)
-                rs = self.reach(free, False, gone)
+                rs = self.reach_of(free, False, gone)
                 if self.finishable(rs, False):
                     return free, rs, False
-        rs = self.reach(self.fixed_free, True, gone)
+        rs = self.reach_of(self.fixed_free, True, gone)
         return (self.fixed_free, rs, True) if self.finishable(rs, True) else None
 
     def plan(self, cost: Any, off_cost: Any, jitter: Any, width: int = 1) -> list[int] | None:
@@ -416,10 +414,9 @@ class RowPlanner:
         the next attempt plans without the groups to blame: a row that needs none of them
         cannot get stuck on them (one that needs them gets None; the caller keeps its row)."""
         m = self.m
-        if m.groups:
-            kappa = np.stack([cost[:, g].min(axis=1) for g in self.group_types], axis=1)
-        else:
-            kappa = np.zeros((self.days, 0))
+        if not m.groups:  # eligible for nothing: the empty row, if it has no minimum to meet
+            return [OFF] * self.days if self.min_u == 0 else None
+        kappa = np.stack([cost[:, g].min(axis=1) for g in self.group_types], axis=1)
         gain = kappa - off_cost[:, None]
         offc = off_cost.tolist()
         cells = cost.tolist()
