@@ -16,7 +16,7 @@ from shared.roster.compiled import Problem, compile_request
 from shared.roster.curtois import bench_dir, load_curtois
 from shared.roster.evaluator import build_result, evaluate
 from shared.roster.generator import generate
-from shared.roster.greedy import solve_greedy
+from shared.roster.greedy import BULK_SHARE, Greedy, solve_greedy
 from shared.roster.model import Implementation, SolveRequest
 from shared.roster.solving import Progress, SolveControl, SolverRun
 from shared.solving.dispatch import solve_request
@@ -28,7 +28,7 @@ def problem(name: str) -> Problem:
         seed = int(name.removeprefix("generated"))
         return compile_request(generate(80, 200, seed=seed))
     if name == "large":  # a generated quarter with far more rows than a plan per row allows
-        return compile_request(generate(1500, 1500 * 91 * 2 // 5, seed=3, days=91))
+        return compile_request(generate(3000, 3000 * 91 * 2 // 5, seed=3, days=91))
     return compile_request(load_curtois(bench_dir() / f"{name}.txt"))
 
 
@@ -155,6 +155,9 @@ def test_cancel_during_the_solve_returns_the_best_roster_so_far(name: str, after
 
 
 def test_too_many_rows_to_plan_one_by_one_still_get_a_feasible_roster() -> None:
+    p = problem("large")
+    g = Greedy(p, 0, SolveControl(), time_limit=3.0)
+    assert g.sweep_seconds > BULK_SHARE * 3.0  # this size is made in bulk at this limit
     p, run, progress = solve("large", 3.0)
     check_run(p, run, progress)
     assert evaluate(p, run.roster).hard_violations == 0
