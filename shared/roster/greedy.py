@@ -107,6 +107,10 @@ Request = tuple[int, int, int]  # (day, shift, weight)
 
 
 class Greedy:
+    """One solve: the roster held (always the best so far), the cover it gives, and per row
+    the tallies the one-cell moves check against (shifts per type, minutes, weekends); the
+    soft penalty and the hard violations per row are kept up to date with every change."""
+
     def __init__(
         self,
         p: Problem,
@@ -666,12 +670,11 @@ class Greedy:
         free_left = np.zeros((n, D + 1), dtype=np.int64)  # free days from d on
         free_left[:, :D] = (~fixed)[:, ::-1].cumsum(axis=1)[:, ::-1]
         free_total = np.maximum(1, free_left[:, 0])
-        # weekends_ahead[k, d]: weekends touched by days d .. d+k-1 (a run of k from day d).
-        top_minc = int(minc.max()) if n else 1
-        weekends_ahead = np.zeros((top_minc + 1, D), dtype=np.int64)
-        for k in range(1, top_minc + 1):
-            for d in range(D):
-                weekends_ahead[k, d] = len({weekend[x] for x in range(d, min(D, d + k))} - {-1})
+        # Weekends touched by days d .. d+k-1: the weekends starting in that span (starts[] is
+        # their running count), plus the one day d is inside of if it began before d.
+        first = [w >= 0 and (d == 0 or weekend[d - 1] != w) for d, w in enumerate(weekend)]
+        starts = np.concatenate(([0], np.cumsum(first)))
+        inside = np.array([w >= 0 and not f for w, f in zip(weekend, first, strict=True)])
         # Requests by day: (rows, shifts, weight to work that shift: + asked, - asked not).
         wishes: dict[int, list[tuple[int, int, int]]] = {}
         for i, e in enumerate(todo):
@@ -707,7 +710,8 @@ class Greedy:
             start = run == 0
             reach_end = d + minc >= D
             blocked |= start & (free_run[:, d] < minc) & ~reach_end
-            blocked |= start & (used + weekends_ahead[np.minimum(minc, top_minc), d] > max_w)
+            ahead = starts[np.minimum(d + minc, D)] - starts[d] + inside[d]
+            blocked |= start & (used + ahead > max_w)
             allowed = ~blocked[:, None] & (counts < caps)
             allowed &= mins[:, None] + length[None, :] <= max_m[:, None]
             first = start & ~reach_end & (minc > 1)
