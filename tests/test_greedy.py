@@ -156,11 +156,14 @@ def test_cancel_during_the_solve_returns_the_best_roster_so_far(name: str, after
 
 def test_too_many_rows_to_plan_one_by_one_still_get_a_feasible_roster() -> None:
     p = problem("large")
-    g = Greedy(p, 0, SolveControl(), time_limit=3.0)
-    assert g.sweep_seconds > BULK_SHARE * 3.0  # this size is made in bulk at this limit
-    p, run, progress = solve("large", 3.0)
-    check_run(p, run, progress)
-    assert evaluate(p, run.roster).hard_violations == 0
+    # At a 1 s limit the size alone sends this request's rows to the bulk maker; no deadline
+    # here, so what is checked is the rows it makes, not how fast this machine is today.
+    g = Greedy(p, 0, SolveControl(), time_limit=1.0)
+    assert g.sweep_seconds > BULK_SHARE * 1.0
+    g.construct()
+    assert not any(g.hard)
+    ev = evaluate(p, g.roster_array())
+    assert (ev.hard_violations, ev.penalty) == (0, g.penalty)
 
 
 def test_a_tiny_limit_returns_on_time_with_what_it_has() -> None:

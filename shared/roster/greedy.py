@@ -95,6 +95,8 @@ RUIN_PATIENCE = 10
 # limit; after PROBE_ROWS plans, also when the plans so far say the rest would not fit.
 PROBE_ROWS = 4
 BULK_SHARE = 0.8
+# While the rows are first planned, the roster so far is published every this many rows.
+PUBLISH_ROWS = 10
 # Time kept back for scoring the roster at the end, per cell (measured: about 0.5 us per
 # cell for a feasible roster of 5000 x 366, more on a busy machine), and at most this share
 # of the limit (a request that big and a limit that short get no search at all).
@@ -460,7 +462,8 @@ class Greedy:
                         self.bulk(order[i:])
                         break
                 self.replan(e)
-                self.control.progress.evaluations = self.evaluations
+                if i % PUBLISH_ROWS == PUBLISH_ROWS - 1:
+                    self.publish()  # a partly planned roster is still the best so far
         for e in order:
             if self.hard[e] and not self.stop():
                 self.replan(e)
@@ -780,14 +783,20 @@ class Greedy:
             wk[:, w] = (out[:, days] >= 0).sum(axis=1)
         wk_rows, wk_used = wk.tolist(), (wk > 0).sum(axis=1).tolist()
         for i, e in enumerate(todo):
+            hard = 0
+            if stuck[i] or mins[i] < min_m[i]:
+                hard = sum(row_breaks(self.rules[e], rows[i]).values())
+            if hard > self.hard[e]:
+                # Worse than the row it would replace (an empty row with no minimum): keep
+                # that one, so that no row, and no roster, ever gets worse.
+                worked = out[i] >= 0
+                np.subtract.at(z, (np.nonzero(worked)[0], out[i][worked]), 1)
+                continue
             self.roster[e] = rows[i]
             self.counts[e], self.minutes[e] = count_rows[i], minutes[i]
             if wk_rows[i]:
                 self.wk[e], self.wk_used[e] = wk_rows[i], wk_used[i]
-            if stuck[i] or mins[i] < min_m[i]:
-                self.hard[e] = sum(row_breaks(self.rules[e], rows[i]).values())
-            else:
-                self.hard[e] = 0
+            self.hard[e] = hard
         self.z = z.tolist()
         self.penalty = self.full_penalty()
 
