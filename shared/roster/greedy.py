@@ -97,12 +97,13 @@ PROBE_ROWS = 4
 BULK_SHARE = 0.8
 # While the rows are first planned, the roster so far is published every this many rows.
 PUBLISH_ROWS = 10
-# Time kept back for scoring the roster at the end, per cell (measured: about 0.5 us per
-# cell for a feasible roster of 5000 x 366, more on a busy machine), and at most this share
-# of the limit (a request that big and a limit that short get no search at all).
-SCORE_SECONDS_PER_CELL = 1e-6
+# Time kept back for scoring the roster at the end, per cell (measured: 0.5 us per cell for a
+# feasible roster of 5000 x 366 on an idle machine, 1.3 us on a busy one) or as a multiple of
+# the setup's time (which walks the same cells), and at most this share of the limit (a
+# request that big and a limit that short get no search at all).
+SCORE_SECONDS_PER_CELL = 1.5e-6
 SCORE_SHARE = 0.9
-SCORE_VS_SETUP = 4.0
+SCORE_VS_SETUP = 6.0
 # How far ahead of an even spread of its minimum minutes a bulk-made row keeps.
 PACE_AHEAD = 1.05
 Request = tuple[int, int, int]  # (day, shift, weight)
