@@ -20,14 +20,13 @@ from hypothesis import strategies as st
 from shared.roster.compiled import Problem
 from shared.roster.evaluator import evaluate
 from shared.roster.greedy import Greedy
-from shared.roster.rowplan import reach
+from shared.roster.rowplan import Machine, reach
 from shared.roster.rowrules import (
     OFF,
     ROW_RULES,
     RowRules,
     days_off,
     max_consecutive_shifts,
-    max_weekends,
     min_consecutive_days_off,
     min_consecutive_shifts,
     row_breaks,
@@ -104,21 +103,51 @@ def test_planned_rows_keep_every_rule_and_the_tallies_follow(p: Problem, seed: i
     assert (sum(g.hard), g.penalty) == (ev.hard_violations, ev.penalty)
 
 
-def machine_rows(p: Problem, e: int, track_weekends: bool) -> Counter[int]:
-    """Every row of employee e that keeps the rules the machine encodes, as the evaluator reads
-    them: minutes total -> count. Brute force, so only for tiny problems."""
+def machine_rows(p: Problem, e: int) -> set[tuple[int, int]]:
+    """(worked weekends, minutes) of every row of employee e that keeps the rules the machine
+    encodes, as the evaluator reads them. Brute force, so only for tiny problems."""
     r = RowRules.of(p, e)
     values = [OFF, *(s for s in range(p.n_shifts) if r.max_shifts[s] > 0)]
     rules = [shift_rotation, max_consecutive_shifts, min_consecutive_shifts,
              min_consecutive_days_off, days_off]
-    if track_weekends:
-        rules.append(max_weekends)
-    out: Counter[int] = Counter()
+    out: set[tuple[int, int]] = set()
     for row in itertools.product(values, repeat=p.n_days):
         cells = list(row)
         if not any(rule(r, cells) for rule in rules):
-            out[sum(r.length[s] for s in cells if s >= 0)] += 1
+            weekends = len({w for w, s in zip(r.weekend, cells, strict=True) if w >= 0 and s >= 0})
+            out.add((weekends, sum(r.length[s] for s in cells if s >= 0)))
     return out
+
+
+def machine_accepts(m: Machine, free: list[bool], row: list[int]) -> bool:
+    """Whether the row is a path through the machine, read as the walk reads it."""
+    st = 0
+    for d, v in enumerate(row):
+        if v == OFF:
+            k = m.short[st]
+            if k and k != d:
+                return False
+            st = m.off_next[st]
+            continue
+        moves = [dst for g, dst in m.moves[st] if v in m.groups[g]] if free[d] else []
+        if not moves:
+            return False
+        st = moves[0]
+    return True
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(max_days=7, max_employees=1))
+def test_the_machine_accepts_exactly_the_rows_the_rules_allow(p: Problem) -> None:
+    g = greedy(p)
+    pl, r = g.planner(0), g.rules[0]
+    values = [OFF, *(s for s in range(p.n_shifts) if r.max_shifts[s] > 0)]
+    rules = [shift_rotation, max_consecutive_shifts, min_consecutive_shifts,
+             min_consecutive_days_off, days_off]
+    for cells in itertools.product(values, repeat=p.n_days):
+        row = list(cells)
+        allowed = not any(rule(r, row) for rule in rules)
+        assert machine_accepts(pl.m, pl.fixed_free, row) == allowed, row
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -126,21 +155,20 @@ def machine_rows(p: Problem, e: int, track_weekends: bool) -> Counter[int]:
 def test_reach_holds_exactly_the_totals_the_rules_allow(p: Problem, weekends: bool) -> None:
     g = greedy(p)
     pl = g.planner(0)
-    if weekends:
+    rows = {(w, t // g.unit) for w, t in machine_rows(p, 0) if t // g.unit <= pl.max_u}
+    if weekends:  # bit w * stride + b: b work units on w worked weekends
         rs = reach(pl.m, pl.fixed_free, pl.full_tracked, pl.weekend_shift)
-        bits = rs[0][0]
-        units = {
-            b
+        got = {
+            (w, b)
             for w in range(pl.limit_w + 1)
             for b in range(pl.stride)
-            if bits >> (w * pl.stride + b) & 1
+            if rs[0][0] >> (w * pl.stride + b) & 1
         }
+        assert got == {(w, b) for w, b in rows if w <= pl.limit_w}
     else:
         rs = reach(pl.m, pl.fixed_free, pl.full_untracked)
-        units = {b for b in range(pl.max_u + 1) if rs[0][0] >> b & 1}
-    totals = machine_rows(p, 0, weekends)
-    want = {t // g.unit for t in totals if t // g.unit <= pl.max_u}
-    assert units == want
+        got = {(0, b) for b in range(pl.max_u + 1) if rs[0][0] >> b & 1}
+        assert got == {(0, b) for _, b in rows}
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
