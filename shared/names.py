@@ -56,6 +56,14 @@ class Names:
     def terminal(self, job_id: str) -> str:
         return "{" + self.events + "}:terminal:" + job_id
 
+    def bridged(self, job_id: str) -> str:
+        """Which BullMQ job the bridge handed over under `job_id`: in the intake stream's slot,
+        so one script can claim the id and append the intake entry (services/bridge/)."""
+        return "{" + self.intake + "}:bridged:" + job_id
+
+    def bridge_heartbeat(self, consumer: str) -> str:
+        return f"{self.prefix}bridge:heartbeat:{consumer}"
+
     def job(self, job_id: str) -> str:
         return f"{self.prefix}job:{{{job_id}}}"
 

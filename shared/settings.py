@@ -96,6 +96,25 @@ class Settings(BaseSettings):
     solver_max_shift_types: int = Limits.max_shift_types
     solver_max_json_bytes: int = Limits.max_json_bytes
 
+    # The BullMQ bridge (services/bridge/, docs/coming-from-bullmq.md): off while no queue is
+    # named. Its BullMQ server may be another Redis than ShiftStream's.
+    bullmq_queues: str = ""
+    bullmq_redis_url: str | None = None
+    bullmq_prefix: str = "bull"
+    # Jobs one bridge process holds per queue: handed to ShiftStream and awaited, not solved,
+    # so this is not WORKER_CONCURRENCY (services/bridge/worker.py splits it into Workers).
+    bullmq_concurrency: int = Field(default=1_000, ge=1, le=100_000)
+    bullmq_lock_duration_ms: int = Field(default=30_000, ge=1_000)
+    bullmq_stalled_interval_ms: int = Field(default=30_000, ge=500)
+    # A stall of a bridged job is a bridge that died, not a job that kills workers: allow several.
+    bullmq_max_stalled_count: int = Field(default=5, ge=1)
+    bullmq_check_interval_ms: int = Field(default=1_000, ge=50)
+    # BullMQ priority (1 = most urgent; 0/absent = no priority) to ShiftStream's names:
+    # 1..HIGH_MAX -> high, LOW_MIN.. -> low, between -> normal, absent -> UNSET.
+    bullmq_priority_high_max: int = Field(default=1, ge=0)
+    bullmq_priority_low_min: int = Field(default=10, ge=1)
+    bullmq_priority_unset: Literal["high", "normal", "low"] = "normal"
+
     # Dev mode writes traces to a local file when no OTLP endpoint is configured.
     shiftstream_dev: bool = False
     shiftstream_trace_file: str | None = None

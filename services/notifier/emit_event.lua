@@ -4,14 +4,16 @@
 -- ARGV[3] stream maxlen (approximate), ARGV[4..] field, value, field, value ...
 -- Guard and XADD happen in one script, so a crash can neither duplicate the terminal event
 -- (guard set without XADD is impossible) nor lose it (XADD without guard is impossible).
-if ARGV[1] == '1' then
-  if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[2])) then
-    return false
-  end
-elseif redis.call('EXISTS', KEYS[1]) == 1 then
-  -- Progress after the end (a late redelivery) would confuse a client: drop it.
+-- The guard holds the terminal event's entry id: a reader that comes late (the BullMQ bridge
+-- re-attaching after a crash) finds the event itself, not only that it exists.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  -- A second terminal event, or progress after the end (a late redelivery): drop it.
   return false
 end
 local fields = {}
 for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
-return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(fields))
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(fields))
+if ARGV[1] == '1' then
+  redis.call('SET', KEYS[1], id, 'EX', tonumber(ARGV[2]))
+end
+return id

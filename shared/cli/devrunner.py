@@ -29,6 +29,8 @@ import redis
 from shared.cli.redis_target import Target, answers
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
+# Started only when BULLMQ_QUEUES names queues to bridge (docs/coming-from-bullmq.md).
+BRIDGE = "bridge"
 log = logging.getLogger("shiftstream.dev")
 
 
@@ -172,7 +174,9 @@ class Supervisor:
         grace: float = 30.0,
     ) -> None:
         self.env = dict(env)
-        self.scale = {name: 1 for name in SERVICES} | dict(scale or {})
+        bridged = bool(self.env.get("BULLMQ_QUEUES", "").strip())
+        self.scale = {name: 1 for name in SERVICES} | ({BRIDGE: 1} if bridged else {})
+        self.scale |= dict(scale or {})
         self.cwd = str(cwd) if cwd else None
         self.log_dir = log_dir
         self.grace = grace
@@ -203,8 +207,8 @@ class Supervisor:
             )
 
     def start(self) -> None:
-        for service in SERVICES:
-            for i in range(self.scale.get(service, 1)):
+        for service in (*SERVICES, BRIDGE):
+            for i in range(self.scale.get(service, 0)):
                 self.procs.append(Proc(service, i, self._spawn(service, i), time.monotonic()))
 
     def pids(self, service: str | None = None) -> list[int]:
@@ -273,9 +277,10 @@ def service_env(redis_url: str, extra: Mapping[str, str] | None = None) -> dict[
 def parse_scale(items: list[str]) -> dict[str, int]:
     """`["solver=3"]` -> `{"solver": 3}`; unknown services are an error."""
     out: dict[str, int] = {}
+    known = (*SERVICES, BRIDGE)
     for item in items:
         name, _, count = item.partition("=")
-        if name not in SERVICES or not count.isdigit() or int(count) < 1:
-            raise ValueError(f"--scale {item!r}: expected SERVICE=N with SERVICE in {SERVICES}")
+        if name not in known or not count.isdigit() or int(count) < 1:
+            raise ValueError(f"--scale {item!r}: expected SERVICE=N with SERVICE in {known}")
         out[name] = int(count)
     return out

@@ -25,9 +25,11 @@ and would turn a Redis outage into a restart storm; `ready` fails instead, which
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 
 import redis
@@ -38,6 +40,8 @@ from shared.settings import Settings
 from shared.text import text
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
+# Not a stream consumer: probed through the heartbeat its check loop writes (check_bridge).
+BRIDGE = "bridge"
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,14 @@ class Verdict:
     reason: str
 
 
+def process_name() -> str:
+    """What a probe and its process agree to call the process: `$CONSUMER_NAME` (the pod name on
+    Kubernetes, set per process by the dev runner), else the host name."""
+    return os.environ.get("CONSUMER_NAME") or socket.gethostname()
+
+
 def consumer_prefix() -> str:
-    return (os.environ.get("CONSUMER_NAME") or socket.gethostname()) + "-"
+    return process_name() + "-"
 
 
 def check(
@@ -109,6 +119,38 @@ def check(
     return Verdict(True, f"{len(mine)} consumers, last read {freshest} ms ago")
 
 
+def check_bridge(
+    client: redis.Redis, mode: str, settings: Settings, *, max_idle_ms: int
+) -> Verdict:
+    """The BullMQ bridge: `ready` when both Redis servers answer; `live` when its check loop
+    (which also watches the held BullMQ jobs) wrote its heartbeat within `max_idle_ms`."""
+    if not settings.bullmq_queues.strip():
+        return Verdict(True, "BULLMQ_QUEUES is empty: the bridge is off")
+    try:
+        client.ping()
+        if mode == "ready" and settings.bullmq_redis_url:
+            bull = redis.Redis.from_url(settings.bullmq_redis_url, socket_timeout=3)
+            try:
+                bull.ping()
+            finally:
+                bull.close()
+    except RedisError as err:
+        if mode == "live":
+            return Verdict(True, f"redis unreachable ({err}); not a reason to restart")
+        return Verdict(False, f"redis unreachable: {err}")
+    if mode == "ready":
+        return Verdict(True, "redis answers")
+    key = Names.from_settings(settings).bridge_heartbeat(process_name())
+    raw = client.get(key)
+    if raw is None:
+        return Verdict(False, f"no heartbeat at {key}: the bridge's check loop is not running")
+    beat = json.loads(text(raw))
+    age_ms = int((time.time() - float(beat["at"])) * 1000)
+    if age_ms > max_idle_ms:
+        return Verdict(False, f"last heartbeat {age_ms} ms ago > {max_idle_ms} ms: stuck")
+    return Verdict(True, f"{beat['held']} BullMQ jobs held, heartbeat {age_ms} ms ago")
+
+
 def _stale_holds(
     client: redis.Redis, stream: str, group: str, prefix: str, idle_ms: int
 ) -> list[tuple[str, str, int]]:
@@ -138,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m shared.observability.health", description=__doc__
     )
-    parser.add_argument("--service", required=True, choices=SERVICES)
+    parser.add_argument("--service", required=True, choices=(*SERVICES, BRIDGE))
     parser.add_argument("--check", choices=("ready", "live"), default="live")
     parser.add_argument(
         "--max-idle",
@@ -156,16 +198,20 @@ def main(argv: list[str] | None = None) -> int:
     client = redis.Redis.from_url(
         settings.redis_url, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
     )
+    max_idle_ms = int(args.max_idle * 1000)
     try:
-        verdict = check(
-            client,
-            args.service,
-            args.check,
-            names=Names.from_settings(settings),
-            prefix=consumer_prefix(),
-            max_idle_ms=int(args.max_idle * 1000),
-            reclaim_idle_ms=settings.reclaim_idle_ms,
-        )
+        if args.service == BRIDGE:
+            verdict = check_bridge(client, args.check, settings, max_idle_ms=max_idle_ms)
+        else:
+            verdict = check(
+                client,
+                args.service,
+                args.check,
+                names=Names.from_settings(settings),
+                prefix=consumer_prefix(),
+                max_idle_ms=max_idle_ms,
+                reclaim_idle_ms=settings.reclaim_idle_ms,
+            )
     finally:
         client.close()
     print(f"{args.service} {args.check}: {'ok' if verdict.ok else 'FAIL'}: {verdict.reason}")

@@ -1,0 +1,406 @@
+"""The BullMQ bridge against real Redis, the real services and the official `bullmq` package.
+
+Jobs are added with the Python `bullmq` Queue (the same Lua scripts as Node's; the Node
+monolith itself runs in tests/test_monolith_bullmq.py). Each stack gets its own BullMQ key
+prefix, so stacks never see each other's queues; lock and stall times are short so that the
+crash paths finish in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bullmq import Queue
+
+from shared.roster.compiled import compile_request
+from shared.roster.evaluator import evaluate
+from shared.roster.model import SolveRequest, SolveResult
+from tests.conftest import ROOT, Stack, StackFactory, curtois_json, request_json
+
+pytestmark = pytest.mark.redis
+
+QUEUE = "workforce-solver"  # the issue's queue name; stacks differ by BullMQ prefix
+FINISHED = ("completed", "failed")
+
+
+def bridge_env(**extra: str) -> dict[str, str]:
+    return {
+        "BULLMQ_QUEUES": QUEUE,
+        "BULLMQ_PREFIX": f"bull{uuid.uuid4().hex[:8]}",
+        "BULLMQ_LOCK_DURATION_MS": "2000",
+        "BULLMQ_STALLED_INTERVAL_MS": "1000",
+        "BULLMQ_CHECK_INTERVAL_MS": "200",
+        **extra,
+    }
+
+
+def bull_prefix(stack: Stack) -> str:
+    return str(stack.supervisor.env["BULLMQ_PREFIX"])
+
+
+def run(stack: Stack, scenario: Callable[[Queue], Awaitable[Any]]) -> Any:
+    """Run `scenario` with a BullMQ Queue of the stack's bridged queue (a monolith's Queue)."""
+
+    async def main() -> Any:
+        queue = Queue(QUEUE, {"connection": stack.settings.redis_url, "prefix": bull_prefix(stack)})
+        try:
+            return await scenario(queue)
+        finally:
+            await queue.close()
+
+    return asyncio.run(main())
+
+
+async def until(
+    stack: Stack, what: str, check: Callable[[], Awaitable[bool]], timeout: float = 60
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}\n{stack.logs()}")
+        await asyncio.sleep(0.05)
+
+
+async def finished(stack: Stack, queue: Queue, *job_ids: str, timeout: float = 60) -> None:
+    async def done() -> bool:
+        states = [await queue.getJobState(j) for j in job_ids]
+        return all(s in FINISHED for s in states)
+
+    await until(stack, f"BullMQ jobs {job_ids} to finish", done, timeout)
+
+
+def intake_entries(stack: Stack, job_id: str) -> list[dict[str, str]]:
+    return [f for _, f in stack.redis.xrange(stack.names.intake) if f.get("job_id") == job_id]
+
+
+def solves(stack: Stack, job_id: str) -> int:
+    """How many solves of the job ended (a solver's batch may write a long job back to
+    solver.jobs for another replica, ADR 0006: entries there are not solves)."""
+    return sum(
+        1
+        for o in stack.records(stack.names.outcomes)
+        if o.get("job_id") == job_id and o.get("kind") in ("completed", "failed")
+    )
+
+
+def bull_events(stack: Stack, job_id: str) -> Counter[str]:
+    """BullMQ's own events of the job (what QueueEvents reads), by name."""
+    rows = stack.redis.xrange(f"{bull_prefix(stack)}:{QUEUE}:events")
+    return Counter(f["event"] for _, f in rows if f.get("jobId") == job_id)
+
+
+def assert_roster(payload: str, result: dict[str, Any]) -> None:
+    """The return value is a complete roster for the request, scored as the service said."""
+    req = SolveRequest.model_validate_json(payload)
+    res = SolveResult.model_validate(result)
+    problem = compile_request(req)
+    roster = problem.encode([a.shifts for a in res.assignments])
+    assert evaluate(problem, roster).score == res.score
+    assert [a.employee for a in res.assignments] == [e.id for e in req.employees]
+
+
+def bridge_proc(stack: Stack) -> subprocess.Popen[bytes]:
+    (proc,) = [p.popen for p in stack.supervisor.procs if p.service == "bridge"]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def bridged(
+    redis_server: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """One bridged stack for the tests that only need their own job ids."""
+    s = Stack(redis_server.url, tmp_path_factory.mktemp("bridge-logs"), bridge_env()).start()
+    yield s
+    s.stop()
+
+
+# ------------------------------------------------------------------------------ the happy path
+
+
+def test_a_bullmq_job_gets_progress_and_the_roster_as_return_value(bridged: Stack) -> None:
+    # Curtois Instance 8 runs its whole limit (no proof of optimality), so progress flows.
+    payload = curtois_json(8, time_limit=3.0)
+    job_id = f"roster-{uuid.uuid4().hex[:6]}"
+
+    async def scenario(queue: Queue) -> Any:
+        await queue.add(
+            "solve", json.loads(payload),
+            {"jobId": job_id, "attempts": 3, "backoff": {"type": "exponential", "delay": 2000},
+             "priority": 1},
+        )  # fmt: skip
+        await finished(bridged, queue, job_id)
+        return await queue.getJobState(job_id), await queue.getJob(job_id)
+
+    state, job = run(bridged, scenario)
+    assert state == "completed", (job.failedReason, bridged.logs())
+    assert_roster(payload, job.returnvalue)
+    assert job.attemptsMade == 1
+    assert 0 < job.progress <= 100  # the last job.updateProgress the bridge made
+    events = bull_events(bridged, job_id)
+    assert events["progress"] >= 1 and events["completed"] == 1 and events["failed"] == 0
+    # Handed over once, under the BullMQ job id, with the priority mapped; solved once.
+    (entry,) = intake_entries(bridged, job_id)
+    assert entry["type"] == "solve" and entry["priority"] == "high"
+    assert json.loads(entry["payload"]) == json.loads(payload)
+    assert solves(bridged, job_id) == 1
+    assert [e["type"] for e in bridged.terminal(job_id)] == ["solver.completed"]
+
+
+def test_an_invalid_job_fails_at_once_without_bullmq_retries(bridged: Stack) -> None:
+    bad = json.loads(request_json(employees=3, shifts=5))
+    bad["employees"][0]["max_minutes"] = -5
+    job_id = f"bad-{uuid.uuid4().hex[:6]}"
+    too_long = "x" * 201
+
+    async def scenario(queue: Queue) -> Any:
+        opts = {"attempts": 3, "backoff": {"type": "exponential", "delay": 2000}}
+        await queue.add("solve", bad, {"jobId": job_id, **opts})
+        await queue.add("solve", bad, {"jobId": too_long, **opts})
+        await finished(bridged, queue, job_id, too_long)
+        return [
+            (await queue.getJobState(j), await queue.getJob(j)) for j in (job_id, too_long)
+        ]
+
+    (state, job), (long_state, long_job) = run(bridged, scenario)
+    assert state == "failed" and job.attemptsMade == 1, job.failedReason
+    assert job.failedReason.startswith("invalid: ") and "max_minutes" in job.failedReason
+    assert bull_events(bridged, job_id)["failed"] == 1
+    # Refused by the bridge itself: ShiftStream never saw it.
+    assert long_state == "failed" and long_job.attemptsMade == 1
+    assert "200" in long_job.failedReason
+    assert not intake_entries(bridged, too_long)
+
+
+def test_delay_and_priority_reach_the_intake_entry(bridged: Stack) -> None:
+    job_id = f"later-{uuid.uuid4().hex[:6]}"
+    payload = request_json(employees=4, shifts=8, time_limit=0.5)
+
+    async def scenario(queue: Queue) -> Any:
+        job = await queue.add("solve", payload, {"jobId": job_id, "delay": 300, "priority": 20})
+        await finished(bridged, queue, job_id)
+        return job.timestamp, await queue.getJobState(job_id)
+
+    added, state = run(bridged, scenario)
+    assert state == "completed"
+    (entry,) = intake_entries(bridged, job_id)
+    assert entry["priority"] == "low" and entry["payload"] == payload
+    from services.intake.verdict import parse_not_before
+
+    assert parse_not_before(entry["not_before"]) == pytest.approx((added + 300) / 1000)
+
+
+def test_a_cancel_in_shiftstream_fails_the_bullmq_job(bridged: Stack) -> None:
+    job_id = f"cancel-{uuid.uuid4().hex[:6]}"
+    # The cancel is in before the job: it never starts, and ends failed/cancelled.
+    bridged.xadd({"type": "cancel", "job_id": job_id})
+
+    async def scenario(queue: Queue) -> Any:
+        await queue.add("solve", json.loads(request_json()), {"jobId": job_id, "attempts": 3})
+        await finished(bridged, queue, job_id)
+        return await queue.getJobState(job_id), await queue.getJob(job_id)
+
+    state, job = run(bridged, scenario)
+    assert state == "failed" and job.attemptsMade == 1
+    assert job.failedReason.startswith("cancelled")
+    assert bridged.terminal(job_id)[0]["error_class"] == "cancelled"
+
+
+def test_a_job_id_reused_for_another_bullmq_job_is_refused(bridged: Stack) -> None:
+    job_id = f"again-{uuid.uuid4().hex[:6]}"
+    payload = json.loads(request_json(employees=4, shifts=8, time_limit=0.5))
+
+    async def scenario(queue: Queue) -> Any:
+        await queue.add("solve", payload, {"jobId": job_id})
+        await finished(bridged, queue, job_id)
+        first = await queue.getJobState(job_id)
+        await queue.remove(job_id)  # finished: BullMQ lets it go, and the id is free there
+        await asyncio.sleep(0.01)  # another millisecond: another job
+        await queue.add("solve", payload, {"jobId": job_id, "attempts": 3})
+        await finished(bridged, queue, job_id)
+        return first, await queue.getJobState(job_id), await queue.getJob(job_id)
+
+    first, state, job = run(bridged, scenario)
+    assert first == "completed"
+    assert state == "failed" and job.attemptsMade == 1
+    assert "already handed to ShiftStream" in job.failedReason and "jobId" in job.failedReason
+    assert len(intake_entries(bridged, job_id)) == 1 and solves(bridged, job_id) == 1
+
+
+def test_the_bridge_reports_live_and_ready(bridged: Stack) -> None:
+    for check in ("ready", "live"):
+        probe = subprocess.run(
+            [sys.executable, "-m", "shared.observability.health", "--service", "bridge",
+             "--check", check, "--max-idle", "10"],
+            env={**bridged.supervisor.env, "CONSUMER_NAME": bridge_consumer(bridged)},
+            cwd=ROOT, capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert probe.returncode == 0, (probe.stdout, probe.stderr)
+    dead = subprocess.run(
+        [sys.executable, "-m", "shared.observability.health", "--service", "bridge",
+         "--check", "live"],
+        env={**bridged.supervisor.env, "CONSUMER_NAME": "no-such-bridge"},
+        cwd=ROOT, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert dead.returncode == 1 and "no heartbeat" in dead.stdout
+
+
+def bridge_consumer(stack: Stack) -> str:
+    """The CONSUMER_NAME the dev runner gave the bridge process (its heartbeat's name)."""
+    pid = bridge_proc(stack).pid
+    env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    (name,) = [e.split(b"=", 1)[1].decode() for e in env if e.startswith(b"CONSUMER_NAME=")]
+    return name
+
+
+# ------------------------------------------------------------------------------ crash safety
+
+
+def test_a_bridge_killed_mid_job_loses_and_doubles_nothing(make_stack: StackFactory) -> None:
+    """SIGKILL the bridge while it holds jobs; ShiftStream finishes them while no bridge runs;
+    the restarted bridge gets them back from BullMQ's stalled check and completes each BullMQ
+    job once, with the roster ShiftStream computed while it was down."""
+    stack = make_stack(env=bridge_env())
+    payloads = {f"k{i}-{uuid.uuid4().hex[:4]}": request_json(seed=i, time_limit=0.5)
+                for i in range(6)}  # fmt: skip
+
+    async def scenario(queue: Queue) -> Any:
+        for job_id, payload in payloads.items():
+            await queue.add("solve", json.loads(payload), {"jobId": job_id, "attempts": 2})
+
+        async def all_handed_over() -> bool:
+            return all(intake_entries(stack, j) for j in payloads)
+
+        await until(stack, "the hand-over", all_handed_over)
+        bridge_proc(stack).send_signal(signal.SIGKILL)
+        bridge_proc(stack).wait()
+        # Every job ends in ShiftStream while no bridge follows it.
+        stack.wait_terminal(*payloads)
+        assert {await queue.getJobState(j) for j in payloads} == {"active"}
+        stack.restart_dead()
+        await finished(stack, queue, *payloads)
+        return {j: (await queue.getJobState(j), await queue.getJob(j)) for j in payloads}
+
+    ends = run(stack, scenario)
+    for job_id, (state, job) in ends.items():
+        assert state == "completed", (job_id, job.failedReason, stack.logs())
+        assert_roster(payloads[job_id], job.returnvalue)
+        assert bull_events(stack, job_id)["completed"] == 1
+        assert len(stack.terminal(job_id)) == 1
+        assert len(intake_entries(stack, job_id)) == 1  # re-attached, not sent again
+        assert solves(stack, job_id) == 1
+
+
+def test_a_stopping_bridge_gives_its_jobs_back_at_once(make_stack: StackFactory) -> None:
+    stack = make_stack(env=bridge_env(BULLMQ_LOCK_DURATION_MS="30000"))
+    job_ids = [f"s{i}-{uuid.uuid4().hex[:4]}" for i in range(3)]
+    payload = json.loads(curtois_json(8, time_limit=2.0))
+
+    async def scenario(queue: Queue) -> Any:
+        for job_id in job_ids:
+            await queue.add("solve", payload, {"jobId": job_id})
+
+        async def all_handed_over() -> bool:
+            return all(intake_entries(stack, j) for j in job_ids)
+
+        await until(stack, "the hand-over", all_handed_over)
+        proc = bridge_proc(stack)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        # Not left active under a 30 s lock: back in BullMQ's queue for the next bridge.
+        states = {await queue.getJobState(j) for j in job_ids}
+        stack.restart_dead()
+        await finished(stack, queue, *job_ids)
+        return states, {await queue.getJobState(j) for j in job_ids}
+
+    handed_back, end = run(stack, scenario)
+    assert "active" not in handed_back, handed_back
+    assert end == {"completed"}
+    for job_id in job_ids:
+        assert len(intake_entries(stack, job_id)) == 1 and solves(stack, job_id) == 1
+
+
+def test_removing_the_bullmq_job_cancels_the_shiftstream_job(make_stack: StackFactory) -> None:
+    stack = make_stack(env=bridge_env())
+    job_id = f"rm-{uuid.uuid4().hex[:6]}"
+    payload = json.loads(curtois_json(8, time_limit=30.0))
+
+    async def scenario(queue: Queue) -> None:
+        await queue.add("solve", payload, {"jobId": job_id})
+
+        async def running() -> bool:
+            return stack.job(job_id).get("state") == "running"
+
+        await until(stack, "the solve to start", running)
+        # BullMQ refuses to remove a locked job; obliterate with force removes active ones.
+        await queue.obliterate(force=True)
+
+    run(stack, scenario)
+    # Ends long before its 30 s limit: cancelled, with the best roster so far or without one.
+    (end,) = stack.wait_terminal(job_id, timeout=20).values()
+    assert end.get("cancelled") == "true" or end.get("error_class") == "cancelled", end
+    assert "was removed; cancelling it" in stack.logs()
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def test_without_queues_the_bridge_idles_and_a_bad_list_is_one_clear_line(
+    redis_server: Any,
+) -> None:
+    env = {**os.environ, "REDIS_URL": redis_server.url, "PYTHONPATH": str(ROOT),
+           "SHIFTSTREAM_PREFIX": f"t{uuid.uuid4().hex[:6]}:"}  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "services.bridge"],
+        env={**env, "BULLMQ_QUEUES": "orders:eu"}, cwd=ROOT, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert bad.returncode != 0
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "bridge: BULLMQ_QUEUES: queue name 'orders:eu' contains ':', which BullMQ forbids"
+    )
+    idle = subprocess.Popen(
+        [sys.executable, "-m", "services.bridge"], env={**env, "BULLMQ_QUEUES": ""},
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        assert idle.stdout is not None
+        seen = b""
+        while b"no BullMQ queue to bridge" not in seen:
+            line = idle.stdout.readline()
+            assert line, seen.decode(errors="replace")
+            seen += line
+        assert idle.poll() is None  # idle, not exited (a supervisor would restart it)
+    finally:
+        idle.send_signal(signal.SIGTERM)
+        assert idle.wait(30) == 0
+
+
+def test_dev_runner_starts_the_bridge_only_when_queues_are_named() -> None:
+    from shared.cli.devrunner import Supervisor, parse_scale
+
+    assert "bridge" not in {k for k, v in Supervisor({}).scale.items() if v}
+    assert Supervisor({"BULLMQ_QUEUES": "workforce-solver"}).scale["bridge"] == 1
+    assert parse_scale(["bridge=2"]) == {"bridge": 2}
+
+
+def test_notifier_guard_holds_the_terminal_event_id(bridged: Stack) -> None:
+    """What re-attaching relies on: the terminal guard points at the terminal event."""
+    job_id = bridged.submit(request_json(employees=4, shifts=8, time_limit=0.5))
+    (end,) = bridged.wait_terminal(job_id).values()
+    guard = bridged.redis.get(bridged.names.terminal(job_id))
+    assert guard is not None
+    ((_, fields),) = bridged.redis.xrange(bridged.names.events, min=guard, max=guard)
+    assert fields == end
+
