@@ -27,16 +27,24 @@ import jsonschema
 import pytest
 import redis
 
-from shared.cli.devrunner import SERVICES, Supervisor, free_port, server_binary, service_env
+from shared.cli.devrunner import (
+    BRIDGE,
+    SERVICES,
+    Supervisor,
+    free_port,
+    server_binary,
+    service_env,
+)
 from shared.names import Names
 from shared.settings import Settings
 from tests.conftest import FAST_ENV, request_json
 
 EMIT_EVENT = (Path(__file__).parents[1] / "services/notifier/emit_event.lua").read_text()
 PROMOTE_DUE = (Path(__file__).parents[1] / "shared/jobs/promote_due.lua").read_text()
+HAND_OVER = (Path(__file__).parents[1] / "services/bridge/hand_over.lua").read_text()
 
 ROOT = Path(__file__).resolve().parent.parent
-USERS = (*SERVICES, "monolith", "keda", "admin")
+USERS = (*SERVICES, BRIDGE, "monolith", "keda", "admin")
 
 
 @dataclass
@@ -172,7 +180,18 @@ def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None
     assert refused(triage, "XADD", n.events, "*", "a", "1")
     fallback = acl_server.client("fallback")
     assert refused(fallback, "XADD", n.jobs, "*", "a", "1")
-    for user in SERVICES:
+    bridge = acl_server.client(BRIDGE)
+    assert refused(bridge, "XADD", n.events, "*", "type", "solver.completed", "job_id", "x")
+    assert refused(bridge, "SET", n.terminal("x"), "1")  # reads guards, never writes them
+    assert refused(bridge, "XRANGE", n.intake, "-", "+")  # appends to the intake, reads nothing
+    assert refused(bridge, "DEL", n.intake)
+    assert refused(bridge, "XTRIM", n.intake, "MAXLEN", "0")
+    assert refused(bridge, "HSET", n.job("x"), "state", "completed")
+    assert refused(bridge, "SET", n.idempotency("x"), "1")
+    assert refused(bridge, "XREADGROUP", "GROUP", "solver", "b", "STREAMS", n.jobs, ">")
+    assert refused(bridge, "SCAN", "0")  # BullMQ's rights are on its keys, not on key names
+    assert refused(bridge, "SCRIPT", "FLUSH")
+    for user in (*SERVICES, BRIDGE):
         c = acl_server.client(user)
         assert refused(c, "FLUSHALL"), user
         assert refused(c, "CONFIG", "GET", "*"), user
@@ -247,20 +266,47 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
         )
 
 
+def test_the_bridge_does_its_job_and_nothing_else(acl_server: AclServer) -> None:
+    n = acl_server.names
+    bridge = acl_server.client(BRIDGE)
+    hand_over = bridge.register_script(HAND_OVER)
+    fields = ["type", "solve", "job_id", "b1", "payload", "{}", "priority", "high"]
+    reply = hand_over(
+        keys=[n.bridged("b1"), n.intake], args=["workforce-solver:1", 60, 1000, "claim", *fields]
+    )
+    assert reply[0] == "new"
+    assert hand_over(keys=[n.bridged("b1"), n.intake], args=["q:2", 60, 1000, "claim"])[0] == (
+        "taken"
+    )
+    bridge.xadd(n.intake, {"type": "cancel", "job_id": "b1"})
+    assert bridge.get(n.terminal("b1")) is None
+    assert bridge.exists(n.idempotency("b1")) == 0 and bridge.hgetall(n.job("b1")) == {}
+    assert bridge.xrevrange(n.events, count=1) is not None
+    assert bridge.xread({n.events: "0-0"}, count=1) is not None
+    bridge.set(n.bridge_heartbeat("pod-1"), "{}", ex=10)
+    # BullMQ's keys (default prefix `bull`): its commands, INFO for its version check.
+    assert bridge.info("server")["redis_version"]
+    bridge.hset("bull:workforce-solver:1", mapping={"data": "{}"})
+    assert bridge.bzpopmin("bull:workforce-solver:marker", timeout=0.01) is None
+    assert refused(bridge, "HSET", "not-bull:1", "a", "1")
+    assert refused(bridge, "KEYS", "bull:*")
+
+
 def test_pipeline_completes_with_each_service_on_its_own_user(
     acl_server: AclServer, tmp_path: Path
 ) -> None:
     n = acl_server.names
-    env = {**FAST_ENV, "SHIFTSTREAM_PREFIX": acl_server.prefix}
+    # The bridge follows BullMQ's default prefix, which the ACL file grants.
+    env = {**FAST_ENV, "SHIFTSTREAM_PREFIX": acl_server.prefix, "BULLMQ_QUEUES": "workforce-solver"}
     supervisors = [
         Supervisor(
             service_env(acl_server.url(s), env),
-            {x: (1 if x == s else 0) for x in SERVICES},
+            {x: (1 if x == s else 0) for x in (*SERVICES, BRIDGE)},
             cwd=ROOT,
             log_dir=tmp_path,
             grace=15,
         )
-        for s in SERVICES
+        for s in (*SERVICES, BRIDGE)
     ]
     mono = acl_server.client("monolith")
     group = f"mono-{uuid.uuid4().hex[:6]}"
@@ -301,6 +347,19 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
         # The Node example (ioredis) needs nothing beyond the monolith user either.
         node = run_node_example(acl_server, tmp_path)
         assert node.returncode == 0, f"{node.stdout}\n{node.stderr}\n{logs(tmp_path)}"
+        # Nor does the BullMQ monolith (bullmq 6 from npm), through the bridge on its user.
+        bull = run_bullmq_example(acl_server, tmp_path)
+        assert bull.returncode == 0, f"{bull.stdout}\n{bull.stderr}\n{logs(tmp_path)}"
+        assert '"event":"roster"' in bull.stdout
+        for user in (BRIDGE,):
+            probe = subprocess.run(
+                [sys.executable, "-m", "shared.observability.health",
+                 "--service", user, "--check", "live", "--max-idle", "30"],
+                env={**service_env(acl_server.url(user), env),
+                     "CONSUMER_NAME": consumer_name(supervisors[-1].procs[0].popen.pid)},
+                cwd=ROOT, capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert probe.returncode == 0, (user, probe.stdout, probe.stderr)
         assert "NOPERM" not in logs(tmp_path), logs(tmp_path)
     finally:
         for sup in supervisors:
@@ -319,6 +378,27 @@ def run_node_example(server: AclServer, tmp: Path) -> subprocess.CompletedProces
          "--timeout", "60"],
         capture_output=True, text=True, timeout=90,
     )  # fmt: skip
+
+
+def run_bullmq_example(server: AclServer, tmp: Path) -> subprocess.CompletedProcess[str]:
+    example = ROOT / "examples" / "monolith-bullmq"
+    node = shutil.which("node")
+    assert node and (example / "node_modules").is_dir(), f"Node.js and `npm ci` in {example}"
+    request = tmp / "bull-request.json"
+    request.write_text(request_json(employees=5, shifts=12, time_limit=0.5))
+    return subprocess.run(
+        [node, str(example / "index.js"), "--redis-url", server.url("monolith"),
+         "--plan", f"acl{uuid.uuid4().hex[:6]}={request}", "--out-dir", str(tmp / "rosters"),
+         "--timeout", "60"],
+        capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+
+
+def consumer_name(pid: int) -> str:
+    """The CONSUMER_NAME the dev runner gave a process (the name its heartbeat carries)."""
+    env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    (name,) = [e.split(b"=", 1)[1].decode() for e in env if e.startswith(b"CONSUMER_NAME=")]
+    return name
 
 
 def logs(d: Path) -> str:

@@ -77,7 +77,7 @@ def env_of(deployment: Doc) -> dict[str, Any]:
 
 def test_every_resource_is_schema_valid() -> None:
     kinds = [d["kind"] for d in built()]
-    assert kinds.count("Deployment") == 5
+    assert kinds.count("Deployment") == 6  # the five services and the BullMQ bridge
     assert kinds.count("ScaledObject") == 5
     for doc in built():
         validate(doc)

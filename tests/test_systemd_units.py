@@ -20,7 +20,7 @@ from shared.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS = ROOT / "infra" / "systemd"
-SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
+SERVICES = ("intake", "solver", "fallback", "triage", "notifier", "bridge")
 
 
 def parse(text: str) -> dict[str, dict[str, list[str]]]:
@@ -87,6 +87,10 @@ def test_unit_runs_the_service_safely(service: str) -> None:
         assert s[key] and s[key][0] in ("yes", "strict"), key
     assert s["CapabilityBoundingSet"] == [""]
     assert unit["Install"]["WantedBy"] == ["shiftstream.target"]
+    if service == "bridge":  # no stream group: it reads the BullMQ queues it is told to
+        assert "BULLMQ_QUEUES" in unit["Unit"]["Description"][0]
+        assert env["CONSUMER_NAME"] == "%H-bridge", "the probe finds its heartbeat by this name"
+        return
     stream, _ = Names.from_settings(Settings(shiftstream_prefix="")).groups[service]
     assert f"reads {stream})" in unit["Unit"]["Description"][0]
 
