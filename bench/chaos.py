@@ -3,6 +3,7 @@
     python bench/chaos.py                 # 100 jobs (the CI size, tests/test_chaos.py)
     python bench/chaos.py --jobs 2000     # by hand
     python bench/chaos.py --jobs 300 --seed 7 --keep-logs
+    python bench/chaos.py --bridge        # the same, the jobs added through BullMQ
 
 Starts its own Redis (AOF on, in a temp dir) and the five services under the dev runner's
 supervisor (SHIFTSTREAM_TEST_CRASH=1, short time limits and idle times). A foreign producer
@@ -17,11 +18,19 @@ At the end it prints and checks: every valid job exactly one terminal event, eve
 exactly one `failed/invalid`, lost 0, duplicate terminal events 0, entries pending in any
 group 0; and prints redeliveries, retries, fallbacks, dead letters and Redis memory before and
 after. Exit status 1 on any violation.
+
+With `--bridge` the producer is a BullMQ monolith: every entry that BullMQ can carry (a solve
+under a job id, valid or not) is a `Queue.add` on the `workforce-solver` BullMQ queue, which
+the BullMQ bridge (services/bridge/) hands to ShiftStream, and the bridge is SIGKILLed with
+the others. It also checks that every BullMQ job ended exactly once in BullMQ, completed
+where ShiftStream completed it and failed (with its error class, without BullMQ retries)
+where ShiftStream failed it, and that no BullMQ job is left waiting or active.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import contextlib
 import json
@@ -49,6 +58,17 @@ from shared.settings import Settings  # noqa: E402
 
 T = TypeVar("T")
 KILLABLE = ("solver", "fallback", "triage", "notifier")
+BULL_PREFIX, BULL_QUEUE = "bull", "workforce-solver"
+# Short locks so a killed bridge's jobs come back in seconds; many stalls allowed, because
+# this kills the bridge far more often than any deployment sees (the stalls are counted).
+BRIDGE_ENV = {
+    "BULLMQ_QUEUES": BULL_QUEUE,
+    "BULLMQ_PREFIX": BULL_PREFIX,
+    "BULLMQ_LOCK_DURATION_MS": "2000",
+    "BULLMQ_STALLED_INTERVAL_MS": "1000",
+    "BULLMQ_CHECK_INTERVAL_MS": "200",
+    "BULLMQ_MAX_STALLED_COUNT": "50",
+}
 TERMINAL = ("solver.completed", "solver.failed")
 MAX_JSON = 200_000
 
@@ -178,6 +198,10 @@ class Chaos:
         self.args = args
         self.rng = random.Random(args.seed)
         self.server = EmbeddedServer(aof=True)
+        self.bridge = bool(args.bridge)
+        self.killable = (*KILLABLE, "bridge") if self.bridge else KILLABLE
+        self.env = {**ENV, **(BRIDGE_ENV if self.bridge else {})}
+        self.bulled: set[str] = set()  # job ids added through BullMQ
         self.logs = Path(tempfile.mkdtemp(prefix="shiftstream-chaos-"))
         self.kills: collections.Counter[str] = collections.Counter()
         self.redis_restarts = 0
@@ -192,11 +216,14 @@ class Chaos:
         plan = make_plan(self.args.jobs, self.rng)
         self.server.start()
         url = self.server.url
-        settings = Settings(redis_url=url, **{k.lower(): v for k, v in ENV.items()})
+        settings = Settings(redis_url=url, **{k.lower(): v for k, v in self.env.items()})
         self.names = Names.from_settings(settings)
         self.redis = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
         raw = redis.Redis.from_url(url, socket_timeout=5)
-        self.sup = Supervisor(service_env(url, ENV), log_dir=self.logs, grace=15)
+        if self.bridge:
+            # BullMQ trims its events stream to 10,000 by default: keep every event to count.
+            self.redis.hset(f"{BULL_PREFIX}:{BULL_QUEUE}:meta", "opts.maxLenEvents", 10**7)
+        self.sup = Supervisor(service_env(url, self.env), log_dir=self.logs, grace=15)
         started = time.monotonic()
         self.sup.start()
         supervise = threading.Thread(target=self._supervise, daemon=True)
@@ -215,7 +242,8 @@ class Chaos:
         while time.monotonic() < deadline:
             ends = retrying("events", self._terminal_events)
             anon = sum(1 for j in ends if j.startswith("anon-"))
-            if wanted <= set(ends) and anon >= plan.anonymous:
+            bull_done = not self.bridge or not retrying("bullmq", self._bull_unfinished)
+            if wanted <= set(ends) and anon >= plan.anonymous and bull_done:
                 break
             time.sleep(0.5)
         # Let late duplicates, reclaims and acks settle before judging the pending lists.
@@ -224,13 +252,14 @@ class Chaos:
         time.sleep(1.0)  # room for a wrong second terminal event
         ends = retrying("events", self._terminal_events)
         figures = self._figures(raw)
+        bull = retrying("bullmq", lambda: self._bull_report(ends)) if self.bridge else None
         memory_after = int(retrying("info", lambda: self.redis.info("memory"))["used_memory"])
         self.stop.set()
         supervise.join()
         self.sup.stop()
         self.server.stop()
         return self._report(plan, ends, pending, figures, memory_before, memory_after,
-                            produced, finished)
+                            produced, finished, bull)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + 60
@@ -265,11 +294,54 @@ class Chaos:
                 self.deliveries[key] = max(self.deliveries.get(key, 0), int(r["times_delivered"]))
 
     def _produce(self, plan: Plan, raw: redis.Redis) -> None:
+        if self.bridge:
+            asyncio.run(self._produce_bullmq(plan, raw))
+            return
         spread = self.args.produce_seconds / max(1, len(plan.entries))
         for fields in plan.entries:
             retrying("xadd", lambda f=fields: raw.xadd(self.names.intake, f))
             self.sent += 1
             time.sleep(self.rng.uniform(0, 2 * spread))
+
+    async def _produce_bullmq(self, plan: Plan, raw: redis.Redis) -> None:
+        """A BullMQ monolith: solves under a job id go through BullMQ (priorities and short
+        delays mixed in); the rest, which BullMQ cannot carry, straight into the intake."""
+        from bullmq import Queue
+
+        queue = Queue(BULL_QUEUE, {"connection": self.server.url, "prefix": BULL_PREFIX})
+        spread = self.args.produce_seconds / max(1, len(plan.entries))
+        try:
+            for fields in plan.entries:
+                job_id = fields.get("job_id")
+                if fields.get("type") == "solve" and isinstance(job_id, str):
+                    payload = fields.get("payload")
+                    data = payload.decode("latin-1") if isinstance(payload, bytes) else payload
+                    opts: dict[str, Any] = {"jobId": job_id, "attempts": 3,
+                                            "backoff": {"type": "exponential", "delay": 500}}
+                    if self.rng.random() < 0.3:
+                        opts["priority"] = self.rng.choice((1, 5, 20))
+                    if self.rng.random() < 0.1:
+                        opts["delay"] = self.rng.randint(100, 1500)
+                    await self._retrying_async(lambda d=data, o=opts: queue.add("solve", d, o))
+                    self.bulled.add(job_id)
+                else:
+                    retrying("xadd", lambda f=fields: raw.xadd(self.names.intake, f))
+                self.sent += 1
+                await asyncio.sleep(self.rng.uniform(0, 2 * spread))
+        finally:
+            with contextlib.suppress(redis.RedisError, OSError):
+                await queue.close()
+
+    @staticmethod
+    async def _retrying_async(fn: Callable[[], Any], timeout: float = 60.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return await fn()
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError, OSError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
 
     def _chaos(self, total: int) -> None:
         """Random SIGKILLs while producing; two Redis restarts at a third and two thirds."""
@@ -280,8 +352,10 @@ class Chaos:
                 restarts_at.pop(0)
                 self.server.bounce(down=self.rng.uniform(0.5, 1.5))
                 self.redis_restarts += 1
-            if time.monotonic() >= next_kill:
-                service = self.rng.choice(KILLABLE)
+            # With --bridge, the bridge dies mid-run at least once, however the draws fall.
+            must = self.bridge and not self.kills["bridge"] and self.sent >= total // 2
+            if must or time.monotonic() >= next_kill:
+                service = "bridge" if must else self.rng.choice(self.killable)
                 pids = self.sup.pids(service)
                 if pids:
                     try:
@@ -303,6 +377,60 @@ class Chaos:
             if f.get("type") in TERMINAL:
                 ends[f["job_id"]].append(f)
         return ends
+
+    def _bull_key(self, *parts: str) -> str:
+        return ":".join((BULL_PREFIX, BULL_QUEUE, *parts))
+
+    def _bull_unfinished(self) -> list[str]:
+        """BullMQ jobs added by the producer that are in neither BullMQ's completed nor failed
+        set yet."""
+        pipe = self.redis.pipeline(transaction=False)
+        ids = sorted(self.bulled)
+        for j in ids:
+            pipe.zscore(self._bull_key("completed"), j)
+            pipe.zscore(self._bull_key("failed"), j)
+        got = pipe.execute()
+        return [j for i, j in enumerate(ids) if got[2 * i] is None and got[2 * i + 1] is None]
+
+    def _bull_report(self, ends: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
+        """How each BullMQ job ended in BullMQ, against its ShiftStream terminal event."""
+        finals: collections.Counter[str] = collections.Counter()
+        stalled = 0
+        for _, f in self.redis.xrange(self._bull_key("events")):
+            if f.get("event") in ("completed", "failed"):
+                finals[f["jobId"]] += 1
+            stalled += f.get("event") == "stalled"
+        mismatched, retried = [], []
+        for j in sorted(self.bulled):
+            job = self.redis.hgetall(self._bull_key(j))
+            end = ends.get(j, [{}])[0]
+            if self.redis.zscore(self._bull_key("completed"), j) is not None:
+                ok = end.get("type") == "solver.completed" and bool(job.get("returnvalue"))
+            else:
+                reason = job.get("failedReason", "")
+                ok = end.get("type") == "solver.failed" and reason.startswith(
+                    end.get("error_class", "?")
+                )
+                if int(job.get("atm") or job.get("attemptsMade") or 0) != 1:
+                    retried.append(j)
+            if not ok:
+                mismatched.append(j)
+        counts = {
+            state: int(self.redis.llen(self._bull_key(state)))
+            for state in ("wait", "active", "paused")
+        } | {
+            state: int(self.redis.zcard(self._bull_key(state)))
+            for state in ("delayed", "prioritized", "completed", "failed")
+        }
+        return {
+            "jobs": len(self.bulled),
+            "unfinished": self._bull_unfinished(),
+            "duplicates": sorted(j for j, n in finals.items() if n > 1),
+            "mismatched": mismatched,
+            "retried": retried,
+            "stalled": stalled,
+            "counts": counts,
+        }
 
     def _pending(self) -> dict[str, int]:
         out = {}
@@ -352,6 +480,7 @@ class Chaos:
         memory_after: int,
         produced: float,
         finished: float,
+        bull: dict[str, Any] | None = None,
     ) -> int:
         lost = sorted((plan.valid | plan.invalid) - set(ends))
         duplicates = sorted(j for j, evs in ends.items() if len(evs) > 1)
@@ -406,6 +535,22 @@ class Chaos:
             violations.append(f"events for ids never sent {unknown[:10]}")
         if any(pending.values()):
             violations.append(f"pending {pending}")
+        if bull is not None:
+            c = bull["counts"]
+            lines.append(
+                f"bullmq: {bull['jobs']} jobs added, completed {c['completed']}, failed "
+                f"{c['failed']}; unfinished: {len(bull['unfinished'])}; ended twice: "
+                f"{len(bull['duplicates'])}; ended unlike ShiftStream: "
+                f"{len(bull['mismatched'])}; failed after BullMQ retries: "
+                f"{len(bull['retried'])}; stalled jobs given back: {bull['stalled']}; left "
+                f"waiting/active/delayed: {c['wait'] + c['prioritized']}/{c['active']}/"
+                f"{c['delayed']}"
+            )
+            for key in ("unfinished", "duplicates", "mismatched", "retried"):
+                if bull[key]:
+                    violations.append(f"bullmq {key} {bull[key][:10]}")
+            if c["wait"] + c["active"] + c["delayed"] + c["prioritized"] + c["paused"]:
+                violations.append(f"bullmq jobs left {c}")
         print("\n".join(lines))
         if violations:
             print("VIOLATIONS: " + "; ".join(violations))
@@ -436,6 +581,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds to wait for the last terminal event after producing")
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument(
+        "--bridge", action="store_true",
+        help="add the jobs through BullMQ (the BullMQ bridge runs, and is killed too)",
+    )
     args = parser.parse_args(argv)
     if args.produce_seconds is None:
         args.produce_seconds = max(15.0, 0.15 * args.jobs)

@@ -23,3 +23,18 @@ def test_chaos_100_jobs_every_job_ends_exactly_once() -> None:
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     assert "lost: 0" in run.stdout and "duplicate terminal events: 0" in run.stdout
+
+
+def test_chaos_through_bullmq_the_bridge_killed_too_every_job_ends_once() -> None:
+    """The same chaos with a BullMQ producer and the bridge among the killed services: every
+    job ends once in ShiftStream and once in BullMQ, the same way in both."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "chaos.py"), "--jobs", "60", "--seed", "2",
+         "--bridge"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert "lost: 0" in run.stdout and "duplicate terminal events: 0" in run.stdout
+    assert "'bridge':" in run.stdout.split("chaos: SIGKILLs", 1)[1].splitlines()[0], run.stdout
+    assert "unfinished: 0; ended twice: 0; ended unlike ShiftStream: 0" in run.stdout

@@ -205,6 +205,7 @@ class Bridge:
             self.follower.add(held.watch)
             try:
                 status = await self._hand_over_traced(held, plan, job.opts or {})
+                del plan  # the entry (the request, again) is no longer needed here
                 if status is None:
                     return await self._hand_back(held)
                 self.svc.metrics.job_in()
