@@ -67,8 +67,10 @@ TARGETS = {
 KEEP_LOG_RUNS = 3
 PYTHON_PEERS = ("celery", "arq", "dramatiq", "taskiq", "faststream")
 SHIFTSTREAM = ("shiftstream", "shiftstream-x2")
+# A BullMQ monolith switched to ShiftStream through the bridge, next to BullMQ alone.
+BRIDGED = ("bullmq-shiftstream",)
 FLOORS = ("redis-benchmark", "floor-streams")
-DEFAULT_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq")
+DEFAULT_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq", *BRIDGED)
 _FS_ALL = ["FS_MAX_RECORDS=1", "FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1", "FS_TELEMETRY=1"]
 # Not run by default: each isolates one cost named in README "Where the time goes".
 # name -> (driver adapter, worker environment)
@@ -98,6 +100,8 @@ DONE_HOW = {
     "bullmq": "processor XADDs id to bench:done (ioredis); driver XREAD BLOCK (not QueueEvents)",
     "shiftstream": "notifier's type=solver.completed on solver-events; driver XREAD BLOCK",
     "shiftstream-x2": "as shiftstream, with intake and solver at 2 processes each",
+    "bullmq-shiftstream": "BullMQ's own event=completed on bull:workforce-solver:events (what "
+    "QueueEvents reads), written when the bridge returns the roster; driver XREAD BLOCK",
 }
 
 
@@ -284,6 +288,8 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
         return [str(PEERS_ENV / "venv" / "bin" / "python"), driver, system, *common]
     if system == "floor-streams":
         return [sys.executable, driver, "floor-streams", *common]
+    if system in BRIDGED:
+        return [sys.executable, driver, system, *common, "--runner", cfg.runner]
     if system in SHIFTSTREAM:
         cmd = [sys.executable, driver, "shiftstream", *common, "--runner", cfg.runner]
         if system == "shiftstream-x2":
@@ -384,13 +390,13 @@ def summarise(runs: list[dict[str, Any]], systems: list[str]) -> dict[str, dict[
 def ratios(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, float | None]]]:
     """ShiftStream ÷ each other system: >1 is better for throughput, <1 is better for latency."""
     out: dict[str, dict[str, dict[str, float | None]]] = {}
-    for s in SHIFTSTREAM:
+    for s in (*SHIFTSTREAM, *BRIDGED):
         if s not in summary:
             continue
         me = summary[s]
         per: dict[str, dict[str, float | None]] = {}
         for other, o in summary.items():
-            if other in SHIFTSTREAM:
+            if other in (*SHIFTSTREAM, *BRIDGED):
                 continue
             per[other] = {
                 "throughput": ratio(me["throughput_jobs_s"], o["throughput_jobs_s"]),
@@ -541,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_node_env(cfg.install)
     why = shiftstream_available()
     if why:
-        for s in SHIFTSTREAM:
+        for s in (*SHIFTSTREAM, *BRIDGED):
             if s in cfg.systems:
                 skipped[s] = why
         cfg.systems = [s for s in cfg.systems if s not in skipped]

@@ -9,7 +9,9 @@ held, as when ShiftStream has a long queue. For each size it adds that many Bull
 (Python `bullmq` Queue.addBulk; `small` = a generated 8-employee request, 7 KB; `large` = 80
 employees, 28 KB), then reports:
 
-- take: seconds until every job is handed over (intake entries), and jobs/s;
+- trickle: 200 jobs added one at a time (20 ms apart), as a monolith adds them when nothing
+  queues up: Redis commands and bridge CPU per job;
+- take: seconds until every job of the backlog is handed over (intake entries), and jobs/s;
 - RSS of the bridge before and after, and per held job;
 - CPU while holding (lock renewals, the removal/lock check, the events reader), per second;
 - Redis memory per held job (the BullMQ job, its intake entry, the bridge's job-id claim);
@@ -42,6 +44,12 @@ from shared.cli.devrunner import EmbeddedServer, service_env  # noqa: E402
 from shared.roster.generator import generate  # noqa: E402
 
 PAYLOADS = {"small": (8, 30), "large": (80, 200)}
+TRICKLE = 200
+
+
+async def commands(r: Any) -> int:
+    stats = await r.info("commandstats")
+    return sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
 
 
 def rss_mb(pid: int) -> float:
@@ -67,7 +75,8 @@ async def measure(url: str, held: int, payload_kind: str, log: Path) -> dict[str
     queue = Queue("workforce-solver", {"connection": url, "prefix": bull})
     env = service_env(url, {
         "SHIFTSTREAM_PREFIX": prefix, "BULLMQ_QUEUES": "workforce-solver",
-        "BULLMQ_PREFIX": bull, "BULLMQ_CONCURRENCY": str(held), "CONSUMER_NAME": "capacity",
+        "BULLMQ_PREFIX": bull, "BULLMQ_CONCURRENCY": str(held + TRICKLE),
+        "CONSUMER_NAME": "capacity",
         "LOG_LEVEL": "WARNING",
     })  # fmt: skip
     with log.open("ab") as out:
@@ -81,6 +90,17 @@ async def measure(url: str, held: int, payload_kind: str, log: Path) -> dict[str
             if proc.poll() is not None:
                 raise RuntimeError(f"bridge exited; see {log}")
             await asyncio.sleep(0.1)
+        intake = f"{prefix}workforce-solver"
+        await asyncio.sleep(1)
+        n0, c0 = await commands(r), cpu_s(proc.pid)
+        for i in range(TRICKLE):
+            await queue.add("solve", data, {"jobId": f"trickle-{i}", "attempts": 3})
+            await asyncio.sleep(0.02)
+        while await r.xlen(intake) < TRICKLE:
+            await asyncio.sleep(0.05)
+        # The producer's own calls (one script per add) are in the count too.
+        trickle_cmds = (await commands(r) - n0) / TRICKLE
+        trickle_cpu = (cpu_s(proc.pid) - c0) / TRICKLE
         rss_idle = rss_mb(proc.pid)
         mem0 = int((await r.info("memory"))["used_memory"])
         for start in range(0, held, 500):
@@ -90,8 +110,7 @@ async def measure(url: str, held: int, payload_kind: str, log: Path) -> dict[str
             ])  # fmt: skip
         mem_queued = int((await r.info("memory"))["used_memory"])
         t0, c0 = time.monotonic(), cpu_s(proc.pid)
-        intake = f"{prefix}workforce-solver"
-        while await r.xlen(intake) < held:
+        while await r.xlen(intake) < held + TRICKLE:
             await asyncio.sleep(0.05)
         take = time.monotonic() - t0
         take_cpu = cpu_s(proc.pid) - c0
@@ -110,15 +129,18 @@ async def measure(url: str, held: int, payload_kind: str, log: Path) -> dict[str
             "held": held,
             "payload": payload_kind,
             "payload_bytes": len(json.dumps(data)),
+            "trickle_redis_commands_per_job": round(trickle_cmds, 1),
+            "trickle_cpu_ms_per_job": round(1000 * trickle_cpu, 2),
             "take_s": round(take, 2),
             "take_jobs_s": round(held / take),
             "take_cpu_ms_per_job": round(1000 * take_cpu / held, 3),
             "rss_idle_mb": round(rss_idle, 1),
             "rss_held_mb": round(rss_held, 1),
-            "rss_kb_per_held_job": round((rss_held - rss_idle) * 1024 / held, 2),
+            "rss_kb_per_held_job": round((rss_held - rss_idle) * 1024 / (held + TRICKLE), 2),
             "cpu_while_holding_pct": round(100 * idle_cpu, 2),
             "redis_bytes_per_job_queued_in_bullmq": round((mem_queued - mem0) / held),
             "redis_bytes_per_job_held": round((mem_held - mem0) / held),
+            "note": f"RSS per job over all {held + TRICKLE} held (the trickle's too)",
             "give_back_s": round(give_back, 2),
             "exit_status": code,
             "after_give_back": counts,
@@ -149,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
                 row = asyncio.run(measure(server.url, held, kind, log))
                 rows.append(row)
                 print(
-                    f"{row['held']:>6} held, {kind:<5} ({row['payload_bytes']:>6} B): take "
+                    f"{row['held']:>6} held, {kind:<5} ({row['payload_bytes']:>6} B): trickle "
+                    f"{row['trickle_redis_commands_per_job']:.0f} cmds, "
+                    f"{row['trickle_cpu_ms_per_job']:.2f} ms CPU/job; take "
                     f"{row['take_s']:>6.1f} s ({row['take_jobs_s']:>5} jobs/s, "
                     f"{row['take_cpu_ms_per_job']:.2f} ms CPU/job); RSS {row['rss_idle_mb']:.0f}"
                     f" -> {row['rss_held_mb']:.0f} MB ({row['rss_kb_per_held_job']:.1f} KB/job);"

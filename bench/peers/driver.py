@@ -391,10 +391,89 @@ class ShiftStream(Adapter):
         }
 
 
+class BullMQShiftStream(ShiftStream):
+    """A BullMQ producer whose queue the bridge hands to ShiftStream: the monolith's side of
+    the switch (docs/coming-from-bullmq.md), next to the `bullmq` row (BullMQ alone)."""
+
+    name = "bullmq-shiftstream"
+    queue_name = "workforce-solver"
+    done_stream = f"bull:{queue_name}:events"
+    notes = (
+        "BullMQ producer (Python bullmq Queue.add/addBulk, the same Lua scripts as Node's) on "
+        "queue workforce-solver; the bridge hands each job to ShiftStream (intake, solver, "
+        "notifier, fallback, triage as processes, SOLVER_IMPLEMENTATION=greedy); done = "
+        "BullMQ's own completed event, what QueueEvents and waitUntilFinished read"
+    )
+
+    def worker_env(self) -> dict[str, str]:
+        return {**super().worker_env(), "BULLMQ_QUEUES": self.queue_name}
+
+    def worker_cmds(self) -> list[list[str]]:
+        cmds = super().worker_cmds()
+        if self.args.runner == "dev":  # `shiftstream dev` starts the bridge for BULLMQ_QUEUES
+            return cmds
+        return [*cmds, [sys.executable, "-m", "services.bridge"]]
+
+    async def setup(self, r: Redis) -> None:
+        from bullmq import Queue
+
+        await super().setup(r)
+        self.request = json.loads(self.payload)
+        self.queue = Queue(self.queue_name, {"connection": self.url})
+        # BullMQ trims its events stream near 10,000 entries, and ten thousand queued jobs
+        # write more than that before the reader catches up: keep them all for this run.
+        await r.hset(f"bull:{self.queue_name}:meta", "opts.maxLenEvents", 10**7)
+
+    async def submit(self, job_id: str) -> None:
+        await self.queue.add("solve", self.request, {"jobId": job_id})
+
+    async def submit_many(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 1000):
+            await self.queue.addBulk(
+                [
+                    {"name": "solve", "data": self.request, "opts": {"jobId": i}}
+                    for i in ids[start : start + 1000]
+                ]
+            )
+
+    def done_id(self, fields: dict[str, str]) -> str | None:
+        return fields.get("jobId") if fields.get("event") == "completed" else None
+
+    async def hops(self, r: Redis, since_ms: int, prefix: str) -> dict[str, Any]:
+        """ShiftStream's hops, plus the bridge's two: BullMQ `waiting` -> intake entry (the
+        hand-over), and `solver.completed` -> BullMQ `completed` (the return value)."""
+        out = await super().hops(r, since_ms, prefix)
+        lo = f"{since_ms}-0"
+
+        def ms(entry_id: str) -> int:
+            return int(entry_id.split("-")[0])
+
+        bull: Any = await r.xrange(self.done_stream, min=lo)
+        waiting = {f["jobId"]: ms(i) for i, f in bull if f.get("event") == "waiting"}
+        done = {f["jobId"]: ms(i) for i, f in bull if f.get("event") == "completed"}
+        intake: Any = await r.xrange("workforce-solver", min=lo)
+        handed = {f["job_id"]: ms(i) for i, f in intake if f.get("job_id", "").startswith(prefix)}
+        events: Any = await r.xrange("solver-events", min=lo)
+        solved = {f["job_id"]: ms(i) for i, f in events if f.get("type") == "solver.completed"}
+        ins = [handed[j] - waiting[j] for j in handed if j in waiting]
+        outs = [done[j] - solved[j] for j in solved if j in done]
+        out["mean_ms"]["bridge_in"] = round(sum(ins) / len(ins), 3) if ins else None
+        out["mean_ms"]["bridge_out"] = round(sum(outs) / len(outs), 3) if outs else None
+        out["how"] += "; BullMQ waiting -> workforce-solver (bridge_in), solver-events " \
+            "completed -> BullMQ completed (bridge_out)"
+        return out
+
+    async def close(self) -> None:
+        await self.queue.close()
+
+
 ADAPTERS: dict[str, type[Adapter]] = {
     a.name: a
-    for a in (Floor, Celery, Dramatiq, Arq, Taskiq, FastStreamPeer, FastStreamLike, ShiftStream)
-}
+    for a in (
+        Floor, Celery, Dramatiq, Arq, Taskiq, FastStreamPeer, FastStreamLike, ShiftStream,
+        BullMQShiftStream,
+    )
+}  # fmt: skip
 
 
 def start_workers(adapter: Adapter, log_path: Path) -> list[subprocess.Popen[bytes]]:
