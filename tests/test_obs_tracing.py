@@ -168,6 +168,7 @@ def _wait_trace(
     stack: Stack,
     hops: list[tuple[str, str]],
     attempts: int = 1,
+    root: str = "intake",
 ) -> list[WireSpan]:
     """Wait for the whole trace: every hop (child service under parent service), no span whose
     parent is missing, and `attempts` solver attempts. Spans arrive in batches from five
@@ -185,7 +186,7 @@ def _wait_trace(
         if complete:
             # The monolith's span is the parent of the whole job: intake hangs off it, nothing
             # else does, and there is no second root.
-            assert roots and {s.service for s in roots} == {"shiftstream-intake"}, _dump(spans)
+            assert roots and {s.service for s in roots} == {f"shiftstream-{root}"}, _dump(spans)
             assert len(_solver_attempts(spans)) == attempts, _dump(spans)
             return spans
         if time.monotonic() > deadline:
@@ -245,3 +246,35 @@ def test_retried_job_keeps_both_attempts_in_one_trace(
         if any(a.service == "shiftstream-triage" for a in _ancestors(s, by_id))
     ]
     assert len(retried) == 1, _dump(spans)
+
+
+def test_a_bullmq_job_is_one_trace_from_the_producer_through_the_bridge(
+    make_stack: StackFactory, receiver: Receiver
+) -> None:
+    """A producer tracing BullMQ (bullmq-otel keeps the W3C carrier in the job's `tm` option):
+    the bridge's span hangs off the producer's, and the whole job off the bridge's."""
+    import asyncio
+    import json
+
+    from bullmq import Queue
+
+    from tests.test_bridge import QUEUE, bridge_env
+
+    env = bridge_env()
+    stack = _stack(make_stack, receiver, env=env)
+    trace_id, parent, header = _traceparent()
+    job = f"traced-{secrets.token_hex(3)}"
+
+    async def add() -> None:
+        queue = Queue(QUEUE, {"connection": stack.settings.redis_url,
+                              "prefix": env["BULLMQ_PREFIX"]})  # fmt: skip
+        await queue.add("solve", json.loads(request_json(time_limit=0.5)),
+                        {"jobId": job, "tm": json.dumps({"traceparent": header})})  # fmt: skip
+        await queue.close()
+
+    asyncio.run(add())
+    stack.wait_terminal(job)
+    hops = [("intake", "bridge"), ("solver", "intake"), ("notifier", "solver")]
+    spans = _wait_trace(receiver, trace_id, parent, stack, hops, root="bridge")
+    (bridge,) = [s for s in spans if s.service == "shiftstream-bridge"]
+    assert bridge.attributes["job.id"] == job and bridge.attributes["messaging.system"] == "bullmq"
