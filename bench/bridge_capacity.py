@@ -12,7 +12,9 @@ employees, 28 KB), then reports:
 - trickle: 200 jobs added one at a time (20 ms apart), as a monolith adds them when nothing
   queues up: Redis commands and bridge CPU per job;
 - take: seconds until every job of the backlog is handed over (intake entries), and jobs/s;
-- RSS of the bridge before and after, and per held job;
+- RSS of the bridge with its slots empty and with them all held (memory follows
+  BULLMQ_CONCURRENCY: an empty slot is a fetch the official Worker keeps queued), and the
+  difference per held job;
 - CPU while holding (lock renewals, the removal/lock check, the events reader), per second;
 - Redis memory per held job (the BullMQ job, its intake entry, the bridge's job-id claim);
 - give-back: seconds from SIGTERM until every job is back in BullMQ's queue.
@@ -30,6 +32,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -159,11 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--held", type=int, action="append", help="held jobs (repeatable)")
     ap.add_argument("--payload", choices=sorted(PAYLOADS), action="append")
     args = ap.parse_args(argv)
+    # A SIGTERM (timeout, Ctrl-C in a pipe) must still stop the Redis server and the bridge.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = args.held or [1_000, 5_000, 10_000]
     kinds = args.payload or ["small", "large"]
     server = EmbeddedServer().start()
-    log = REPO / "bench" / "results" / "bridge-capacity.log"
-    log.parent.mkdir(exist_ok=True)
+    log = Path(tempfile.gettempdir()) / "shiftstream-bridge-capacity.log"
     rows = []
     try:
         for kind in kinds:
@@ -185,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (REPO / "bench" / "results").mkdir(exist_ok=True)
     out = REPO / "bench" / "results" / f"bridge-capacity-{stamp}.json"
     out.write_text(json.dumps({"benchmark": "bridge-capacity", "created": stamp,
                                "cpus": os.cpu_count(), "loadavg": os.getloadavg(),

@@ -108,7 +108,6 @@ class Settings(BaseSettings):
     bullmq_stalled_interval_ms: int = Field(default=30_000, ge=500)
     # A stall of a bridged job is a bridge that died, not a job that kills workers: allow several.
     bullmq_max_stalled_count: int = Field(default=5, ge=1)
-    bullmq_check_interval_ms: int = Field(default=1_000, ge=50)
     # BullMQ priority (1 = most urgent; 0/absent = no priority) to ShiftStream's names:
     # 1..HIGH_MAX -> high, LOW_MIN.. -> low, between -> normal, absent -> UNSET.
     bullmq_priority_high_max: int = Field(default=1, ge=0)

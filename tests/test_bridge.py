@@ -41,7 +41,6 @@ def bridge_env(**extra: str) -> dict[str, str]:
         "BULLMQ_PREFIX": f"bull{uuid.uuid4().hex[:8]}",
         "BULLMQ_LOCK_DURATION_MS": "2000",
         "BULLMQ_STALLED_INTERVAL_MS": "1000",
-        "BULLMQ_CHECK_INTERVAL_MS": "200",
         **extra,
     }
 

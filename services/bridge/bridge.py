@@ -32,6 +32,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bullmq import UnrecoverableError, Worker
@@ -69,6 +70,8 @@ log = logging.getLogger("shiftstream.bridge")
 # job grows with its concurrency (1.13 ms a job at 1000 in one Worker, 0.29 ms with ten of
 # 100: bench/bridge_capacity.py). Held jobs are spread over Workers of at most this many.
 PER_WORKER = 100
+HEARTBEAT_SECONDS = 1.0
+HEARTBEAT_TTL = 10
 TRANSIENT = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, ConnectionError, OSError)
 
 
@@ -126,7 +129,7 @@ class Bridge:
         self.rules = rules
         self.redis = svc.redis
         self.bull_url = s.bullmq_redis_url or s.redis_url
-        # Reads BullMQ's keys directly only to notice removed jobs and lost locks.
+        # Reads BullMQ's keys directly only when a lock renewal failed (removed? taken over?).
         self.bull = timed_client(self.bull_url, round_trip_timeout=10, socket_connect_timeout=5)
         self.records = JobRecords(svc.redis, svc.names, s)
         self.follower = Follower(svc.redis, svc.names.events, on_resync=self._recheck_guards)
@@ -134,7 +137,8 @@ class Bridge:
         self.workers: list[SerialFetchWorker] = []
         self.closing = False
         self._hand_over_lua = svc.redis.register_script(script(__file__, "hand_over"))
-        self._checker: asyncio.Task[None] | None = None
+        self._beating: asyncio.Task[None] | None = None
+        self._checks: set[asyncio.Task[None]] = set()
         self._heartbeat = svc.names.bridge_heartbeat(process_name())
 
     # ------------------------------------------------------------------ lifecycle
@@ -149,8 +153,9 @@ class Bridge:
                 )
                 worker.on("error", self._on_error)
                 worker.on("stalled", self._on_stalled)
+                worker.on("lockRenewalFailed", partial(self._on_renewal_failed, queue))
                 self.workers.append(worker)
-        self._checker = asyncio.create_task(self._check_loop(), name="bridge-checker")
+        self._beating = asyncio.create_task(self._heartbeat_loop(), name="bridge-heartbeat")
         log.info(
             "bridging BullMQ queues %s (%s prefix %r) into %s: up to %d jobs held per queue "
             "in %d Workers each",
@@ -177,10 +182,11 @@ class Bridge:
         for h in list(self.held):
             h.watch.changed.set()
         await asyncio.gather(*(w.close() for w in self.workers), return_exceptions=True)
-        if self._checker is not None:
-            self._checker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._checker
+        for task in (self._beating, *self._checks):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.follower.stop()
         with contextlib.suppress(RedisError, OSError):
             await self.redis.delete(self._heartbeat)
@@ -189,7 +195,7 @@ class Bridge:
 
     def _on_error(self, err: Any, *_: Any) -> None:
         # The Worker renews its locks in batches: a job that ends while its batch is on the wire
-        # reports a failed renewal. A lock really lost is noticed by `_check_locks`.
+        # reports a failed renewal. What a failed renewal means is `_check_locks`' business.
         level = logging.DEBUG if str(err).startswith("could not renew lock") else logging.WARNING
         log.log(level, "BullMQ worker: %s", err)
 
@@ -375,31 +381,42 @@ class Bridge:
 
     # ------------------------------------------------------------------ background checks
 
-    async def _check_loop(self) -> None:
-        interval = self.s.bullmq_check_interval_ms / 1000
+    def _on_renewal_failed(self, queue: str, job_ids: list[Any]) -> None:
+        """BullMQ could not renew these jobs' locks: each was removed, or its lock is another
+        worker's now (or it just ended). Costs nothing while all is well, unlike polling every
+        held job; noticed within a renewal (a quarter to a half of BULLMQ_LOCK_DURATION_MS)."""
+        ids = {str(j) for j in job_ids}
+        held = [h for h in self.held if h.queue == queue and h.job_id in ids]
+        if held:
+            task = asyncio.ensure_future(self._check_locks(held))
+            self._checks.add(task)
+            task.add_done_callback(self._checks.discard)
+
+    async def _heartbeat_loop(self) -> None:
         while True:
-            await asyncio.sleep(interval)
             try:
-                held = list(self.held)
-                if held:
-                    await self._check_locks(held)
                 await self.redis.set(
                     self._heartbeat,
-                    json.dumps({"at": time.time(), "held": len(held)}),
-                    ex=max(10, math.ceil(10 * interval)),
+                    json.dumps({"at": time.time(), "held": len(self.held)}),
+                    ex=HEARTBEAT_TTL,
                 )
             except (RedisError, *TRANSIENT) as err:
-                log.debug("checking held jobs failed: %s", err)
+                log.debug("heartbeat not written: %s", err)
+            await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def _check_locks(self, held: list[Held]) -> None:
-        """Which held jobs are gone from BullMQ, or locked by someone else now."""
+        """Which of these held jobs are gone from BullMQ, or locked by someone else now."""
         prefix = self.s.bullmq_prefix
-        async with self.bull.pipeline(transaction=False) as pipe:
-            for h in held:
-                key = f"{prefix}:{h.queue}:{h.job_id}"
-                pipe.exists(key)
-                pipe.get(f"{key}:lock")
-            replies = await pipe.execute()
+        try:
+            async with self.bull.pipeline(transaction=False) as pipe:
+                for h in held:
+                    key = f"{prefix}:{h.queue}:{h.job_id}"
+                    pipe.exists(key)
+                    pipe.get(f"{key}:lock")
+                replies = await pipe.execute()
+        except (RedisError, *TRANSIENT) as err:
+            log.debug("checking locks failed: %s", err)  # the next renewal fails again
+            return
         for i, h in enumerate(held):
             exists, lock = replies[2 * i], replies[2 * i + 1]
             if not exists:
