@@ -237,6 +237,33 @@ def test_a_job_id_reused_for_another_bullmq_job_is_refused(bridged: Stack) -> No
     assert len(intake_entries(bridged, job_id)) == 1 and solves(bridged, job_id) == 1
 
 
+def test_an_ending_no_longer_in_the_events_stream_comes_from_the_job_record(
+    bridged: Stack,
+) -> None:
+    """A job that ended while no bridge followed it, and whose terminal event was trimmed
+    since: the guard says it ended, the record says how (a roster cannot be recovered)."""
+    n, r = bridged.names, bridged.redis
+    failed, completed = f"old-f-{uuid.uuid4().hex[:6]}", f"old-c-{uuid.uuid4().hex[:6]}"
+    for job_id, record in (
+        (failed, {"state": "failed", "error_class": "exhausted", "last_error": "boom"}),
+        (completed, {"state": "completed"}),
+    ):
+        r.set(n.idempotency(job_id), "1-1", ex=600)  # known to ShiftStream: not solved again
+        r.set(n.terminal(job_id), "1-1", ex=600)  # an entry id long trimmed away
+        r.hset(n.job(job_id), mapping=record)
+
+    async def scenario(queue: Queue) -> Any:
+        for job_id in (failed, completed):
+            await queue.add("solve", json.loads(request_json()), {"jobId": job_id})
+        await finished(bridged, queue, failed, completed)
+        return [await queue.getJob(j) for j in (failed, completed)]
+
+    old_failed, old_completed = run(bridged, scenario)
+    assert old_failed.failedReason == "exhausted: boom"
+    assert old_completed.failedReason.startswith("result lost: ShiftStream completed job")
+    assert solves(bridged, failed) == solves(bridged, completed) == 0
+
+
 def test_the_bridge_reports_live_and_ready(bridged: Stack) -> None:
     for check in ("ready", "live"):
         probe = subprocess.run(

@@ -31,7 +31,7 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -114,7 +114,6 @@ class Held:
     lost: bool = False
     reported: int | None = None
     record_ending: Ending | None = None
-    started: float = field(default_factory=time.monotonic)
 
     @property
     def job_id(self) -> str:

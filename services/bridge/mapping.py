@@ -225,11 +225,11 @@ def ending(event: Mapping[str, str]) -> Ending:
     return Fail(message, f"ShiftStream: failed after {attempts or '?'} attempts: {message}")
 
 
-def ending_from_record(job_id: str, record: Mapping[str, str]) -> Ending | None:
-    """The ending when the terminal event itself is gone (trimmed from `solver-events` while no
-    bridge was following the job): the job record keeps the class and reason, not the roster."""
-    state = record.get("state")
-    if state == "failed":
+def ending_from_record(job_id: str, record: Mapping[str, str]) -> Ending:
+    """The ending of a job that ended (its terminal guard is set) when the terminal event itself
+    is gone (trimmed from `solver-events` while no bridge followed the job): the job record
+    keeps the class and reason of a failure, never the roster."""
+    if record.get("state") == "failed":
         return ending(
             {
                 "type": "solver.failed",
@@ -239,10 +239,9 @@ def ending_from_record(job_id: str, record: Mapping[str, str]) -> Ending | None:
                 "dead_letter_id": record.get("dead_letter_id", ""),
             }
         )
-    if state == "completed":
-        message = (
-            f"result lost: ShiftStream completed job {job_id!r}, but its roster left "
-            "solver-events (EVENTS_MAXLEN) before a bridge could read it"
-        )
-        return Fail(message, f"ShiftStream: {message}")
-    return None
+    done = "completed" if record.get("state") == "completed" else "ended"
+    message = (
+        f"result lost: ShiftStream {done} job {job_id!r}, but its terminal event left "
+        "solver-events (EVENTS_MAXLEN) before a bridge could read it"
+    )
+    return Fail(message, f"ShiftStream: {message}")
