@@ -1,4 +1,4 @@
-# One image for all five services; the compose file picks the service per container.
+# One image for the five services and the BullMQ bridge; the compose file picks one per container.
 FROM python:3.11-slim AS build
 # gcc builds the C solver through cffi at install time.
 RUN apt-get update \
@@ -21,5 +21,5 @@ COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 RUN useradd --uid 10001 --no-create-home shiftstream
 USER shiftstream
-# Override per service: python -m services.<intake|solver|fallback|triage|notifier>
+# Override per service: python -m services.<intake|solver|fallback|triage|notifier|bridge>
 CMD ["python", "-m", "services.intake"]

@@ -413,12 +413,36 @@ def test_without_queues_the_bridge_idles_and_a_bad_list_is_one_clear_line(
         assert idle.wait(30) == 0
 
 
-def test_dev_runner_starts_the_bridge_only_when_queues_are_named() -> None:
+def test_shiftstream_dev_passes_bullmq_queues_on_to_the_bridge(
+    redis_server: Any, tmp_path: Path
+) -> None:
     from shared.cli.devrunner import Supervisor, parse_scale
 
     assert "bridge" not in {k for k, v in Supervisor({}).scale.items() if v}
-    assert Supervisor({"BULLMQ_QUEUES": "workforce-solver"}).scale["bridge"] == 1
     assert parse_scale(["bridge=2"]) == {"bridge": 2}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BULLMQ_QUEUES": "workforce-solver",
+           "SHIFTSTREAM_PREFIX": f"t{uuid.uuid4().hex[:6]}:",
+           "BULLMQ_PREFIX": f"bull{uuid.uuid4().hex[:6]}"}  # fmt: skip
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "shared.cli.main", "dev", "--redis-url", redis_server.url,
+         "--log-dir", str(tmp_path)],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        log = tmp_path / "bridge-0.log"
+        deadline = time.monotonic() + 60
+        while "bridging BullMQ queues workforce-solver" not in (
+            log.read_text() if log.exists() else ""
+        ):
+            assert dev.poll() is None and time.monotonic() < deadline, "no bridge started"
+            time.sleep(0.1)
+        children = subprocess.run(
+            ["pgrep", "-P", str(dev.pid)], capture_output=True, text=True
+        ).stdout.split()
+        assert len(children) == 6  # five services and the bridge (Redis is the test's)
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        assert dev.wait(60) == 0
 
 
 def test_notifier_guard_holds_the_terminal_event_id(bridged: Stack) -> None:

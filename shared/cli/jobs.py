@@ -417,7 +417,7 @@ def dev(
     log_dir: LogDirOpt = DEFAULT_LOG_DIR,
 ) -> None:
     """Run the five services as local processes until Ctrl-C (an embedded Redis when none
-    answers)."""
+    answers; the BullMQ bridge too when BULLMQ_QUEUES names queues)."""
     try:
         counts = parse_scale(scale or [])
     except ValueError as e:
