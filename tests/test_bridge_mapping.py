@@ -230,11 +230,11 @@ def test_an_ending_whose_event_is_gone_comes_from_the_job_record() -> None:
 # ------------------------------------------------------------------------------ capacity
 
 
-@pytest.mark.parametrize(("total", "workers"), [(1, 1), (100, 1), (101, 2), (1000, 10)])
-def test_held_jobs_are_spread_over_workers_of_at_most_100(total: int, workers: int) -> None:
+@pytest.mark.parametrize(("total", "workers"), [(1, 1), (50, 1), (51, 2), (1000, 20)])
+def test_held_jobs_are_spread_over_workers_of_at_most_50(total: int, workers: int) -> None:
     parts = split(total)
     assert len(parts) == workers and sum(parts) == total
-    assert max(parts) <= 100 and max(parts) - min(parts) <= 1
+    assert max(parts) <= 50 and max(parts) - min(parts) <= 1
 
 
 def test_not_before_is_utc() -> None:

@@ -67,9 +67,12 @@ from shared.text import text
 log = logging.getLogger("shiftstream.bridge")
 
 # The official Worker's loop waits on all of its in-flight jobs at every turn, so its CPU per
-# job grows with its concurrency (1.13 ms a job at 1000 in one Worker, 0.29 ms with ten of
-# 100: bench/bridge_capacity.py). Held jobs are spread over Workers of at most this many.
-PER_WORKER = 100
+# job grows with its concurrency (docs/decisions/0009): held jobs are spread over Workers of
+# at most this many (two Redis connections each).
+PER_WORKER = 50
+# Hand-overs in flight at once: each holds a pooled connection for its round trip, and a
+# backlog taken all at once must not ask for more than the pool has.
+HAND_OVERS_AT_ONCE = 32
 HEARTBEAT_SECONDS = 1.0
 HEARTBEAT_TTL = 10
 TRANSIENT = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, ConnectionError, OSError)
@@ -138,6 +141,7 @@ class Bridge:
         self._hand_over_lua = svc.redis.register_script(script(__file__, "hand_over"))
         self._beating: asyncio.Task[None] | None = None
         self._checks: set[asyncio.Task[None]] = set()
+        self._handing = asyncio.Semaphore(HAND_OVERS_AT_ONCE)
         self._heartbeat = svc.names.bridge_heartbeat(process_name())
 
     # ------------------------------------------------------------------ lifecycle
@@ -273,7 +277,8 @@ class Bridge:
         delay = 0.1
         while True:
             try:
-                return await self._try_hand_over(held, plan, fields)
+                async with self._handing:
+                    return await self._try_hand_over(held, plan, fields)
             except NoScriptError:
                 await self._load()
             except TRANSIENT as err:
@@ -344,8 +349,9 @@ class Bridge:
             await watch.changed.wait()
 
     async def _settle(self, held: Held, end: Ending) -> Any:
-        with contextlib.suppress(Exception):  # a log line is not worth failing the job for
-            await held.job.log(end.summary)
+        # No job.log line: the roster's stats and the failedReason say it all, and a log line
+        # is one more round trip per job (bench/README.md).
+        log.debug("%s: %s", held.job_id, end.summary)
         if isinstance(end, Complete):
             self.svc.metrics.job_out("completed")
             return end.value
