@@ -70,25 +70,30 @@ log = logging.getLogger("shiftstream.bridge")
 # job grows with its concurrency (docs/decisions/0009): held jobs are spread over Workers of
 # at most this many (two Redis connections each).
 PER_WORKER = 50
-# Hand-overs in flight at once: each holds a pooled connection for its round trip, and a
-# backlog taken all at once must not ask for more than the pool has.
-HAND_OVERS_AT_ONCE = 32
+# Jobs taken from BullMQ and not yet handed over, per process: the backpressure between the
+# Workers' fetches and the hand-overs (each a pooled connection, each holding its request).
+UNHANDED_AT_MOST = 32
 HEARTBEAT_SECONDS = 1.0
 HEARTBEAT_TTL = 10
 TRANSIENT = (RedisConnectionError, RedisTimeoutError, BusyLoadingError, ConnectionError, OSError)
 
 
 class SerialFetchWorker(Worker):  # type: ignore[misc]
-    """The official Worker, fetching one job at a time.
+    """The official Worker, fetching one job at a time, and no faster than the bridge hands
+    jobs over.
 
     Its loop starts a fetch for every free slot whenever the queue was not found drained, so a
     job that arrives alone sets off about `concurrency` moveToActive calls at once (84-130
     Redis calls and 9-14 ms of CPU per job at 100 per Worker; docs/decisions/0009). One fetch
-    at a time: 4 calls and 1.2 ms, and a backlog is still taken at ~1,000 jobs/s per process.
+    at a time: 4 calls and 1.2 ms. Across the process's Workers, at most `unhanded` jobs are
+    between BullMQ and the intake: a backlog taken at once would otherwise hold thousands of
+    requests in memory waiting for their hand-over (281 MB against 188 MB at 5,000 held).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._fetching = asyncio.Semaphore(1)  # before the Worker starts its loop
+    def __init__(self, *args: Any, unhanded: asyncio.Semaphore, **kwargs: Any) -> None:
+        # Before the Worker starts its loop (its constructor does).
+        self._fetching = asyncio.Semaphore(1)
+        self._unhanded = unhanded
         super().__init__(*args, **kwargs)
 
     async def getNextJob(self, token: str) -> Any:
@@ -96,6 +101,33 @@ class SerialFetchWorker(Worker):  # type: ignore[misc]
             if self.closing:  # the fetches queued here must not each block on BZPOPMIN
                 return None
             return await super().getNextJob(token)
+
+    async def moveToActive(self, token: str) -> Any:
+        # Here, not in getNextJob: a fetch idling on BZPOPMIN must not hold a slot.
+        await self._unhanded.acquire()
+        job = None
+        try:
+            job = await super().moveToActive(token)
+        finally:
+            if job is None:
+                self._unhanded.release()
+        if job is not None:
+            job.shiftstream_unhanded = self._unhanded  # released by `handed` once handed over
+        return job
+
+    async def processJob(self, job: Any, token: str) -> Any:
+        try:
+            return await super().processJob(job, token)
+        finally:
+            handed(job)  # a job the processor never saw (a deferred failure) frees its slot too
+
+
+def handed(job: Any) -> None:
+    """The job is in the intake (or will not be): its fetch slot is free again."""
+    slot = getattr(job, "shiftstream_unhanded", None)
+    if slot is not None:
+        job.shiftstream_unhanded = None
+        slot.release()
 
 
 def split(total: int, per: int = PER_WORKER) -> list[int]:
@@ -141,7 +173,7 @@ class Bridge:
         self._hand_over_lua = svc.redis.register_script(script(__file__, "hand_over"))
         self._beating: asyncio.Task[None] | None = None
         self._checks: set[asyncio.Task[None]] = set()
-        self._handing = asyncio.Semaphore(HAND_OVERS_AT_ONCE)
+        self._unhanded = asyncio.Semaphore(UNHANDED_AT_MOST)
         self._heartbeat = svc.names.bridge_heartbeat(process_name())
 
     # ------------------------------------------------------------------ lifecycle
@@ -152,7 +184,10 @@ class Bridge:
         for queue in self.rules.queues:
             for i, concurrency in enumerate(split(self.s.bullmq_concurrency)):
                 worker = SerialFetchWorker(
-                    queue, self._processor(queue), self._worker_opts(concurrency, i)
+                    queue,
+                    self._processor(queue),
+                    self._worker_opts(concurrency, i),
+                    unhanded=self._unhanded,
                 )
                 worker.on("error", self._on_error)
                 worker.on("stalled", self._on_stalled)
@@ -224,6 +259,7 @@ class Bridge:
                 int(job.priority or 0), self.rules,
             )  # fmt: skip
             if isinstance(plan, Refusal):
+                handed(job)
                 log.warning("%s: refused BullMQ job %s: %s", queue, job_id, plan.reason)
                 self.svc.metrics.failure("invalid", stage="bridge")
                 raise UnrecoverableError(plan.reason)
@@ -235,7 +271,10 @@ class Bridge:
             self.held.add(held)
             self.follower.add(held.watch)
             try:
-                status = await self._hand_over_traced(held, plan, job.opts or {})
+                try:
+                    status = await self._hand_over_traced(held, plan, job.opts or {})
+                finally:
+                    handed(job)
                 del plan  # the entry (the request, again) is no longer needed here
                 if status is None:
                     return await self._hand_back(held)
@@ -277,8 +316,7 @@ class Bridge:
         delay = 0.1
         while True:
             try:
-                async with self._handing:
-                    return await self._try_hand_over(held, plan, fields)
+                return await self._try_hand_over(held, plan, fields)
             except NoScriptError:
                 await self._load()
             except TRANSIENT as err:

@@ -40,7 +40,7 @@ from shared.settings import Settings
 from shared.text import text
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
-# Not a stream consumer: probed through the heartbeat its check loop writes (check_bridge).
+# Not a stream consumer: probed through the heartbeat it writes every second (check_bridge).
 BRIDGE = "bridge"
 
 
@@ -122,8 +122,8 @@ def check(
 def check_bridge(
     client: redis.Redis, mode: str, settings: Settings, *, max_idle_ms: int
 ) -> Verdict:
-    """The BullMQ bridge: `ready` when both Redis servers answer; `live` when its check loop
-    (which also watches the held BullMQ jobs) wrote its heartbeat within `max_idle_ms`."""
+    """The BullMQ bridge: `ready` when both Redis servers answer; `live` when it wrote its
+    heartbeat (every second, from the event loop its held jobs need) within `max_idle_ms`."""
     if not settings.bullmq_queues.strip():
         return Verdict(True, "BULLMQ_QUEUES is empty: the bridge is off")
     try:
@@ -143,7 +143,7 @@ def check_bridge(
     key = Names.from_settings(settings).bridge_heartbeat(process_name())
     raw = client.get(key)
     if raw is None:
-        return Verdict(False, f"no heartbeat at {key}: the bridge's check loop is not running")
+        return Verdict(False, f"no heartbeat at {key}: the bridge is not running here")
     beat = json.loads(text(raw))
     age_ms = int((time.time() - float(beat["at"])) * 1000)
     if age_ms > max_idle_ms:
