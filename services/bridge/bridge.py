@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import math
 import time
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
+import bullmq.redis_connection
 from bullmq import UnrecoverableError, Worker
 from bullmq.custom_errors import DelayedError
 from opentelemetry import propagate, trace
@@ -122,6 +123,12 @@ class SerialFetchWorker(Worker):  # type: ignore[misc]
             handed(job)  # a job the processor never saw (a deferred failure) frees its slot too
 
 
+# Each of the Workers' Redis connections (two per Worker) registers BullMQ's ~35 Lua scripts,
+# reading each file again: 0.7 MB of script text per Worker, 140 MB of RSS at 10,000 held
+# jobs. One copy of each text for the whole process (the Script objects keep a reference).
+bullmq.redis_connection.loadScript = functools.cache(bullmq.redis_connection.loadScript)
+
+
 def handed(job: Any) -> None:
     """The job is in the intake (or will not be): its fetch slot is free again."""
     slot = getattr(job, "shiftstream_unhanded", None)
@@ -191,7 +198,7 @@ class Bridge:
                 )
                 worker.on("error", self._on_error)
                 worker.on("stalled", self._on_stalled)
-                worker.on("lockRenewalFailed", partial(self._on_renewal_failed, queue))
+                worker.on("lockRenewalFailed", functools.partial(self._on_renewal_failed, queue))
                 self.workers.append(worker)
         self._beating = asyncio.create_task(self._heartbeat_loop(), name="bridge-heartbeat")
         log.info(
