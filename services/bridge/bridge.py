@@ -68,7 +68,7 @@ from shared.text import text
 log = logging.getLogger("shiftstream.bridge")
 
 # The official Worker's loop waits on all of its in-flight jobs at every turn, so its CPU per
-# job grows with its concurrency (docs/decisions/0009): held jobs are spread over Workers of
+# job grows with its concurrency (docs/decisions/0010): held jobs are spread over Workers of
 # at most this many (two Redis connections each).
 PER_WORKER = 50
 # Jobs taken from BullMQ and not yet handed over, per process: the backpressure between the
@@ -85,7 +85,7 @@ class SerialFetchWorker(Worker):  # type: ignore[misc]
 
     Its loop starts a fetch for every free slot whenever the queue was not found drained, so a
     job that arrives alone sets off about `concurrency` moveToActive calls at once (84-130
-    Redis calls and 9-14 ms of CPU per job at 100 per Worker; docs/decisions/0009). One fetch
+    Redis calls and 9-14 ms of CPU per job at 100 per Worker; docs/decisions/0010). One fetch
     at a time: 4 calls and 1.2 ms. Across the process's Workers, at most `unhanded` jobs are
     between BullMQ and the intake: a backlog taken at once would otherwise hold thousands of
     requests in memory waiting for their hand-over (281 MB against 188 MB at 5,000 held).
