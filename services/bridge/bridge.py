@@ -388,7 +388,7 @@ class Bridge:
                     await held.job.updateProgress(watch.progress)
                 except Exception as err:
                     # Best effort: a Redis blip, or the job removed meanwhile (BullMQ's script
-                    # refuses it; the next check notices the removal) must not fail the job.
+                    # refuses it; the next lock renewal reveals the removal), must not fail it.
                     log.debug("progress of %s not passed on: %s", held.job_id, err)
                 continue
             await watch.changed.wait()
