@@ -29,6 +29,8 @@ import redis
 from shared.cli.redis_target import Target, answers
 
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
+# The operations console's usual port (services/console); the next free one when taken.
+CONSOLE_PORT = 8780
 log = logging.getLogger("shiftstream.dev")
 
 
@@ -36,6 +38,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def console_port(preferred: int = CONSOLE_PORT) -> int:
+    """`preferred` when nothing listens on it on loopback, else a free port."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", preferred))
+        except OSError:
+            return free_port()
+    return preferred
 
 
 def reachable(url: str, timeout: float = 0.5) -> bool:
@@ -170,8 +182,11 @@ class Supervisor:
         cwd: str | Path | None = None,
         log_dir: Path | None = None,
         grace: float = 30.0,
+        console_port: int | None = None,
     ) -> None:
         self.env = dict(env)
+        # With a port, the operations console runs beside the services, supervised alike.
+        self.console_port = console_port
         self.scale = {name: 1 for name in SERVICES} | dict(scale or {})
         self.cwd = str(cwd) if cwd else None
         self.log_dir = log_dir
@@ -206,6 +221,9 @@ class Supervisor:
         for service in SERVICES:
             for i in range(self.scale.get(service, 1)):
                 self.procs.append(Proc(service, i, self._spawn(service, i), time.monotonic()))
+        if self.console_port is not None:
+            self.env["CONSOLE_PORT"] = str(self.console_port)
+            self.procs.append(Proc("console", 0, self._spawn("console", 0), time.monotonic()))
 
     def pids(self, service: str | None = None) -> list[int]:
         return [p.popen.pid for p in self.procs if service in (None, p.service)]
