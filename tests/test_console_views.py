@@ -128,7 +128,7 @@ def test_chart_scales_to_the_peak_and_leaves_gaps() -> None:
     assert len(heights) == 2 and heights[1] > 100 * heights[0]
     # The gap at now-1 splits the throughput line: two single points, no polyline.
     assert svg.count("<circle") == 2 and "<polyline" not in svg
-    assert views.nice_ceiling(0) == 1 and views.nice_ceiling(3) == 5 and views.nice_ceiling(70) == 100
+    assert [views.nice_ceiling(v) for v in (0, 3, 70)] == [1, 5, 100]
 
 
 def test_waiting_counts_intake_and_solver_backlogs_and_the_schedule() -> None:
