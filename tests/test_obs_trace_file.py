@@ -1,0 +1,87 @@
+"""The dev trace file: OTLP JSON lines the reader understands, bounded by rotation; sampling
+follows the standard variables and the monolith's sampled flag."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from opentelemetry import propagate
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from shared.observability.otlp_file import load_traces, spans_from_line, traces_of_job
+from shared.observability.span_file import JsonLinesSpanExporter, encode_line, rotated
+from shared.observability.tracing import current_span
+
+
+class Entry:
+    def __init__(self, traceparent: str) -> None:
+        self.entry_id = "1-0"
+        self.headers = {"traceparent": traceparent}
+        self.traced = False
+
+
+_MEM = InMemorySpanExporter()
+_PROVIDER = TracerProvider(resource=Resource.create({"service.name": "shiftstream-test"}))
+_PROVIDER.add_span_processor(SimpleSpanProcessor(_MEM))
+
+
+def spans(n: int, flags: str = "01") -> list:  # type: ignore[type-arg]
+    """What a hop records for `n` entries under a monolith's traceparent with `flags`."""
+    _MEM.clear()
+    tp = f"00-{'ab' * 16}-{'cd' * 8}-{flags}"
+    for i in range(n):
+        with current_span(
+            "s process", parent=propagate.extract(Entry(tp).headers), kind=SpanKind.CONSUMER,
+            attributes={"job.id": f"job-{i}", "job.attempt": 1}, provider=_PROVIDER,
+        ):  # fmt: skip
+            pass
+    return list(_MEM.get_finished_spans())
+
+
+def test_lines_read_back_as_the_spans_written() -> None:
+    got = spans(3)
+    line = encode_line(got)
+    doc = json.loads(line)
+    assert doc["resourceSpans"][0]["resource"]["attributes"]
+    back = list(spans_from_line(line))
+    assert [s.attributes["job.id"] for s in back] == ["job-0", "job-1", "job-2"]
+    assert all(s.trace_id == "ab" * 16 and s.parent_id == "cd" * 8 for s in back)
+    assert back[0].service == "shiftstream-test" and back[0].kind == 5  # CONSUMER
+    assert back[0].attributes["job.attempt"] == 1
+
+
+def test_the_file_is_rotated_and_both_generations_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    exporter = JsonLinesSpanExporter(path, max_bytes=4096)
+    batch = spans(4)
+    for _ in range(30):
+        exporter.export(batch)
+    old = rotated(path)
+    assert old.exists()
+
+    def on_disk() -> int:
+        return sum(p.stat().st_size for p in (path, old) if p.exists())
+
+    # Bounded: never much more than twice the limit on disk.
+    assert on_disk() < 3 * 4096
+    # A second writer (another service process) follows the rotation instead of writing to
+    # the renamed file for ever.
+    other = JsonLinesSpanExporter(path, max_bytes=4096)
+    for _ in range(30):
+        other.export(batch)
+        exporter.export(batch)
+    assert on_disk() < 3 * 4096
+    assert traces_of_job(path, "job-2") == {"ab" * 16}
+    assert load_traces(path, {"ab" * 16})["ab" * 16]
+
+
+@pytest.mark.parametrize(("flags", "recorded"), [("01", True), ("00", False)])
+def test_a_monolith_sampled_flag_is_followed(flags: str, recorded: bool) -> None:
+    # The SDK's default sampler, parent-based: an unsampled traceparent records nothing.
+    assert bool(spans(1, flags)) is recorded
