@@ -103,9 +103,11 @@ DONE_HOW = {
     "shiftstream": "notifier's type=solver.completed on solver-events; driver XREAD BLOCK",
     "shiftstream-x2": "as shiftstream, with intake and solver at 2 processes each",
     "shiftstream-traced": "as shiftstream, every job traced: spans to an OTLP JSON-lines file "
-    "(SHIFTSTREAM_TRACE_FILE, the dev mode's exporter), default sampler (parent-based, always on)",
+    "(SHIFTSTREAM_TRACE_FILE, the dev mode's exporter), default sampler (parent-based, always on),"
+    " no metrics (OTEL_METRICS_EXPORTER=none, as untraced)",
     "shiftstream-dev": "as shiftstream, started the way a user does: `shiftstream dev` (dev "
-    "mode: traces to .shiftstream/traces.jsonl, rotated at its default size)",
+    "mode: traces to .shiftstream/traces.jsonl, rotated at its default size, metrics to "
+    "metrics.jsonl, the console running beside the services)",
 }
 
 
@@ -298,8 +300,11 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
             cmd += ["--scale", "solver=2", "--scale", "intake=2", "--name", system]
         elif system == "shiftstream-traced":
             # Big enough never to rotate within a run, so every job's spans can be counted.
+            # Tracing alone: the trace file also turns on the metrics file (dev mode's), which
+            # the untraced run does not pay either; shiftstream-dev pays both.
             cmd += ["--name", system, "--worker-env", f"SHIFTSTREAM_TRACE_FILE={trace_path(log)}",
-                    "--worker-env", "SHIFTSTREAM_TRACE_FILE_MAX_BYTES=4000000000"]
+                    "--worker-env", "SHIFTSTREAM_TRACE_FILE_MAX_BYTES=4000000000",
+                    "--worker-env", "OTEL_METRICS_EXPORTER=none"]
         elif system == "shiftstream-dev":
             cmd = [*cmd[:-1], "dev", "--name", system]
         return cmd

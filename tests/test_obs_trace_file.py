@@ -85,3 +85,22 @@ def test_the_file_is_rotated_and_both_generations_are_read(tmp_path: Path) -> No
 def test_a_monolith_sampled_flag_is_followed(flags: str, recorded: bool) -> None:
     # The SDK's default sampler, parent-based: an unsampled traceparent records nothing.
     assert bool(spans(1, flags)) is recorded
+
+
+def test_lines_match_the_reference_exporter() -> None:
+    """The same OTLP/JSON as `opentelemetry-exporter-otlp-json-file`, which it replaces (bar
+    `flags`, where it also keeps the W3C trace flags in the low byte, as OTLP defines)."""
+    from opentelemetry.exporter.otlp.json.file.trace_exporter import _encode_spans_to_dict
+
+    got = spans(3)
+    ours = json.loads(encode_line(got))
+    ref = _encode_spans_to_dict(got)
+    assert ref is not None
+    assert ours["resourceSpans"][0]["resource"] == ref["resourceSpans"][0]["resource"]
+    for a, b in zip(
+        ours["resourceSpans"][0]["scopeSpans"][0]["spans"],
+        ref["resourceSpans"][0]["scopeSpans"][0]["spans"],
+        strict=True,
+    ):
+        assert a.pop("flags") & 0x300 == b.pop("flags") & 0x300
+        assert a == b

@@ -40,102 +40,106 @@ def rotated(path: Path) -> Path:
     return path.with_name(path.name + ".1")
 
 
-def _value(v: Any) -> dict[str, Any]:
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+# Attribute keys repeat on every span: their JSON form is made once.
+_keys: dict[str, str] = {}
+
+
+def _value(v: Any) -> str:
+    t = type(v)
+    if t is str:
+        return '{"stringValue":' + _encode(v) + "}"
     # bool before int: True is an int too.
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    if isinstance(v, str):
-        return {"stringValue": v}
+    if t is bool:
+        return '{"boolValue":true}' if v else '{"boolValue":false}'
+    if t is int:
+        return f'{{"intValue":"{v}"}}'
+    if t is float:
+        return '{"doubleValue":' + _encode(v) + "}"
     if isinstance(v, bytes):
-        return {"bytesValue": v.hex()}
-    if isinstance(v, Sequence):
-        return {"arrayValue": {"values": [_value(x) for x in v]}}
-    return {"stringValue": str(v)}
+        return '{"bytesValue":"' + v.hex() + '"}'
+    if isinstance(v, Sequence) and not isinstance(v, str):
+        return '{"arrayValue":{"values":[' + ",".join(_value(x) for x in v) + "]}}"
+    return '{"stringValue":' + _encode(str(v)) + "}"
 
 
-def _attributes(attrs: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def _attributes(attrs: Mapping[str, Any] | None) -> str:
     if not attrs:
-        return []
-    return [{"key": k, "value": _value(v)} for k, v in attrs.items()]
+        return "[]"
+    parts = []
+    for k, v in attrs.items():
+        key = _keys.get(k)
+        if key is None:
+            key = _keys[k] = '{"key":' + _encode(k) + ',"value":'
+        parts.append(key + _value(v) + "}")
+    return "[" + ",".join(parts) + "]"
 
 
-def span_dict(span: ReadableSpan) -> dict[str, Any]:
+def span_json(span: ReadableSpan) -> str:
     """One span as OTLP/JSON (`Span` message, proto field names in lowerCamelCase)."""
     ctx = span.context
     assert ctx is not None
-    out: dict[str, Any] = {
-        "traceId": f"{ctx.trace_id:032x}",
-        "spanId": f"{ctx.span_id:016x}",
-        "flags": int(ctx.trace_flags) | (0x300 if span.parent and span.parent.is_remote else 0x100),
-        "name": span.name,
+    parent = span.parent
+    flags = int(ctx.trace_flags) | (0x300 if parent is not None and parent.is_remote else 0x100)
+    out = (
+        f'{{"traceId":"{ctx.trace_id:032x}","spanId":"{ctx.span_id:016x}"'
+        + (f',"parentSpanId":"{parent.span_id:016x}"' if parent is not None else "")
+        + f',"flags":{flags},"name":{_encode(span.name)}'
         # The Python enum starts at INTERNAL = 0, the OTLP one at UNSPECIFIED = 0.
-        "kind": span.kind.value + 1,
-        "startTimeUnixNano": str(span.start_time or 0),
-        "endTimeUnixNano": str(span.end_time or 0),
-    }
-    if span.parent is not None:
-        out["parentSpanId"] = f"{span.parent.span_id:016x}"
+        + f',"kind":{span.kind.value + 1}'
+        + f',"startTimeUnixNano":"{span.start_time or 0}","endTimeUnixNano":"{span.end_time or 0}"'
+    )
     if ctx.trace_state:
-        out["traceState"] = ctx.trace_state.to_header()
+        out += ',"traceState":' + _encode(ctx.trace_state.to_header())
     if span.attributes:
-        out["attributes"] = _attributes(span.attributes)
+        out += ',"attributes":' + _attributes(span.attributes)
     if span.events:
-        out["events"] = [
-            {
-                "timeUnixNano": str(e.timestamp),
-                "name": e.name,
-                "attributes": _attributes(e.attributes),
-            }
+        out += ',"events":[' + ",".join(
+            f'{{"timeUnixNano":"{e.timestamp}","name":{_encode(e.name)},'
+            f'"attributes":{_attributes(e.attributes)}}}'
             for e in span.events
-        ]
+        ) + "]"
     if span.links:
-        out["links"] = [
-            {
-                "traceId": f"{link.context.trace_id:032x}",
-                "spanId": f"{link.context.span_id:016x}",
-                "attributes": _attributes(link.attributes),
-            }
+        out += ',"links":[' + ",".join(
+            f'{{"traceId":"{link.context.trace_id:032x}","spanId":"{link.context.span_id:016x}",'
+            f'"attributes":{_attributes(link.attributes)}}}'
             for link in span.links
-        ]
+        ) + "]"
     status = span.status
     if status.status_code.value:
-        out["status"] = {"code": status.status_code.value, "message": status.description or ""}
+        out += (
+            f',"status":{{"code":{status.status_code.value},'
+            f'"message":{_encode(status.description or "")}}}}}'
+        )
     else:
-        out["status"] = {}
+        out += ',"status":{}}'
     return out
 
 
 def encode_line(spans: Sequence[ReadableSpan]) -> str:
     """One OTLP/JSON `ExportTraceServiceRequest` for `spans`, as one line."""
-    by_resource: dict[int, tuple[Any, dict[tuple[str, str | None], list[dict[str, Any]]]]] = {}
+    by_resource: dict[int, tuple[Any, dict[tuple[str, str | None], list[str]]]] = {}
     for span in spans:
         res = span.resource
         entry = by_resource.get(id(res))
         if entry is None:
             entry = by_resource[id(res)] = (res, {})
-        scope = span.instrumentation_scope
-        key = (scope.name, scope.version) if scope is not None else ("", None)
-        entry[1].setdefault(key, []).append(span_dict(span))
-    doc = {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": _attributes(res.attributes)},
-                "scopeSpans": [
-                    {
-                        "scope": {"name": name, **({"version": ver} if ver else {})},
-                        "spans": items,
-                    }
-                    for (name, ver), items in scopes.items()
-                ],
-            }
-            for res, scopes in by_resource.values()
-        ]
-    }
-    return json.dumps(doc, separators=(",", ":")) + "\n"
+        lib = span.instrumentation_scope
+        key = (lib.name, lib.version) if lib is not None else ("", None)
+        entry[1].setdefault(key, []).append(span_json(span))
+    resources = []
+    for res, scopes in by_resource.values():
+        scope_parts = []
+        for (name, version), items in scopes.items():
+            scope = '{"name":' + _encode(name)
+            if version:
+                scope += ',"version":' + _encode(version)
+            scope_parts.append('{"scope":' + scope + '},"spans":[' + ",".join(items) + "]}")
+        resources.append(
+            '{"resource":{"attributes":' + _attributes(res.attributes) + '},"scopeSpans":['
+            + ",".join(scope_parts) + "]}"
+        )
+    return '{"resourceSpans":[' + ",".join(resources) + "]}\n"
 
 
 class JsonLinesSpanExporter(SpanExporter):

@@ -14,13 +14,17 @@ intake's decision, so a job is traced whole or not at all.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+from opentelemetry.trace import Link, SpanKind, TraceState
 
 if TYPE_CHECKING:
     from shared.settings import Settings
@@ -35,6 +39,41 @@ BSP_DEFAULTS = {
     "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": 4_096,
     "OTEL_BSP_SCHEDULE_DELAY": 2_000,
 }
+
+
+class ParentBasedAlwaysOn(Sampler):
+    """The SDK's default sampler (`parentbased_always_on`) in one call instead of three.
+
+    Same decisions: a parent's sampled flag is followed (a monolith's `traceparent` with flags
+    `00` records nothing), a span without a parent is sampled. The SDK's version dispatches to
+    a second sampler and looks the parent up twice; that was a tenth of a span's cost.
+    """
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Any = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        parent = trace.get_current_span(parent_context).get_span_context()
+        if not parent.is_valid:
+            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+        if parent.trace_flags.sampled:
+            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes, parent.trace_state)
+        return SamplingResult(Decision.DROP, None, parent.trace_state)
+
+    def get_description(self) -> str:
+        return "ParentBased{root:AlwaysOnSampler}"
+
+
+def sampler() -> Sampler | None:
+    """Ours for the default, else None: the SDK reads OTEL_TRACES_SAMPLER(_ARG) itself."""
+    name = os.environ.get("OTEL_TRACES_SAMPLER", "parentbased_always_on").strip().lower()
+    return ParentBasedAlwaysOn() if name == "parentbased_always_on" else None
 
 
 def trace_file(settings: Settings) -> Path | None:
@@ -69,7 +108,9 @@ def tracer_provider(service_name: str, settings: Settings) -> TracerProvider | N
     exporter = _exporter(settings)
     if exporter is None:
         return None
-    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    provider = TracerProvider(
+        sampler=sampler(), resource=Resource.create({"service.name": service_name})
+    )
     provider.add_span_processor(
         BatchSpanProcessor(
             exporter,
