@@ -22,7 +22,13 @@ from services.console.sampler import (
 from shared.cli.devrunner import EmbeddedServer
 from shared.names import Names
 from shared.observability.otlp_file import SpanRecord
-from shared.observability.queue_stats import GroupStats, QueueStats, Terminal, WindowStats
+from shared.observability.queue_stats import (
+    ConsumerStats,
+    GroupStats,
+    QueueStats,
+    Terminal,
+    WindowStats,
+)
 from shared.roster.curtois import bench_dir, load_curtois, roster_to_tsv
 from shared.roster.generator import generate
 from shared.roster.limits import Limits
@@ -150,12 +156,15 @@ def test_group_rows_flag_what_needs_an_operator() -> None:
         window=WindowStats(window_s=60),
         groups=[
             GroupStats(service="solver", stream="j", group="solver", exists=True, consumers=0,
-                       lag=500, pending=1, max_idle_s=90.0),
+                       lag=500, pending=1, max_idle_s=90.0,
+                       consumer_list=[ConsumerStats(name="a", pending=0, idle_s=0.2),
+                                      ConsumerStats(name="b", pending=1, idle_s=95.0)]),
             GroupStats(service="intake", stream="i", group="intake", exists=False),
         ],
     )  # fmt: skip
     solver, intake = views.group_rows(stats, reclaim_idle_ms=30_000)
     assert solver.warn == ["no consumer", "backlog", "stuck entry"]
+    assert solver.consumer_rows == [("b", 1, "1.6 min"), ("a", 0, "0.2 s")]
     assert intake.lag == "no group" and intake.warn == []
 
 

@@ -4,7 +4,9 @@ follows the standard variables and the monolith's sampled flag."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry import propagate
@@ -17,6 +19,7 @@ from opentelemetry.trace import SpanKind
 from shared.observability.otlp_file import load_traces, spans_from_line, traces_of_job
 from shared.observability.span_file import JsonLinesSpanExporter, encode_line, rotated
 from shared.observability.tracing import current_span
+from tests.conftest import request_json
 
 
 class Entry:
@@ -104,3 +107,32 @@ def test_lines_match_the_reference_exporter() -> None:
     ):
         assert a.pop("flags") & 0x300 == b.pop("flags") & 0x300
         assert a == b
+
+
+@pytest.mark.redis
+def test_the_services_follow_the_monolith_sampling_decision(
+    make_stack: Any, tmp_path: Path
+) -> None:
+    """Through real services: a `traceparent` with the sampled flag off leaves no span in any
+    service; with it on, the job's whole trace is in the (rotating) trace file."""
+    path = tmp_path / "traces.jsonl"
+    stack = make_stack(env={"SHIFTSTREAM_TRACE_FILE": str(path), "OTEL_BSP_SCHEDULE_DELAY": "200"})
+    off_trace, on_trace = "1" * 32, "2" * 32
+    stack.submit(request_json(employees=5, shifts=12, time_limit=0.5), job_id="sampled-off",
+                 traceparent=f"00-{off_trace}-{'a' * 16}-00")  # fmt: skip
+    stack.submit(request_json(employees=5, shifts=12, time_limit=0.5), job_id="sampled-on",
+                 traceparent=f"00-{on_trace}-{'b' * 16}-01")  # fmt: skip
+    stack.wait_terminal("sampled-off", "sampled-on")
+
+    def services_of(job: str) -> set[str]:
+        if not path.exists():
+            return set()
+        found = load_traces(path, traces_of_job(path, job))
+        return {s.service for spans in found.values() for s in spans}
+
+    wanted = {"shiftstream-intake", "shiftstream-solver", "shiftstream-notifier"}
+    stack.wait_for(lambda: services_of("sampled-on") >= wanted, what="the sampled job's spans")
+    assert traces_of_job(path, "sampled-on") == {on_trace}
+    time.sleep(1.0)  # a few more export rounds: nothing of the unsampled job may appear
+    assert services_of("sampled-off") == set()
+    assert not traces_of_job(path, off_trace)

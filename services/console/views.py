@@ -62,6 +62,8 @@ class GroupRow:
     oldest: str
     idle: str
     warn: list[str] = field(default_factory=list)
+    # (consumer, pending, idle) per consumer, the longest idle first.
+    consumer_rows: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 def group_rows(stats: QueueStats, reclaim_idle_ms: int, warn_lag: int = 100) -> list[GroupRow]:
@@ -77,6 +79,10 @@ def group_rows(stats: QueueStats, reclaim_idle_ms: int, warn_lag: int = 100) -> 
             consumers=g.consumers,
             oldest=age(g.oldest_pending_age_s),
             idle=age(g.max_idle_s),
+            consumer_rows=[
+                (c.name, c.pending, age(c.idle_s))
+                for c in sorted(g.consumer_list, key=lambda c: -c.idle_s)
+            ],
         )
         if g.exists and g.consumers == 0:
             row.warn.append("no consumer")

@@ -50,6 +50,12 @@ class StreamStats(BaseModel):
     exists: bool
 
 
+class ConsumerStats(BaseModel):
+    name: str
+    pending: int = Field(description="Entries delivered to this consumer and not yet acked")
+    idle_s: float = Field(description="Seconds since this consumer last read or claimed")
+
+
 class GroupStats(BaseModel):
     service: str
     stream: str
@@ -70,6 +76,9 @@ class GroupStats(BaseModel):
         default=None, description="Longest time since delivery among the oldest pending entries"
     )
     max_deliveries: int | None = None
+    consumer_list: list[ConsumerStats] = Field(
+        default_factory=list, description="Each consumer with its pending count and idle time"
+    )
 
 
 class WindowStats(BaseModel):
@@ -162,6 +171,16 @@ def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: flo
         pending=int(info.get("pending", 0)),
         lag=None if lag is None else int(lag),
     )
+    if stats.consumers:
+        with contextlib.suppress(redis.ResponseError):
+            stats.consumer_list = [
+                ConsumerStats(
+                    name=text(c["name"]),
+                    pending=int(c.get("pending", 0)),
+                    idle_s=int(c.get("idle", 0)) / 1000,
+                )
+                for c in r.xinfo_consumers(stream, group)
+            ]
     if stats.pending:
         summary = r.xpending(stream, group)
         oldest = summary.get("min")

@@ -4,7 +4,15 @@
 function live(el) {
   // The server renders each fragment; this only swaps it in. EventSource reconnects itself.
   const source = new EventSource(el.dataset.sse);
-  source.addEventListener(el.dataset.sseEvent, (ev) => { el.innerHTML = ev.data; });
+  source.addEventListener(el.dataset.sseEvent, (ev) => {
+    // Keep what the reader opened (a group's consumers) open across the swap.
+    const open = [...el.querySelectorAll("details[open]")].map((d) => d.dataset.key);
+    el.innerHTML = ev.data;
+    open.forEach((key) => {
+      const d = el.querySelector(`details[data-key="${CSS.escape(key)}"]`);
+      if (d) d.open = true;
+    });
+  });
   source.onerror = () => el.classList.add("stale");
   source.onopen = () => el.classList.remove("stale");
 }
