@@ -130,9 +130,15 @@ def test_console_in_a_browser(
     page.set_input_files("#file", str(roster))
     page.fill("#job-id-input", "browser-job-1")
     page.click("#submit")
-    page.wait_for_url(f"{url}/jobs/browser-job-1")
+    page.wait_for_url(f"{url}/jobs/browser-job-1?submitted=1")
     # The page follows the job live and reloads itself when it ends.
-    page.wait_for_selector("#job-state.completed", timeout=60_000)
+    try:
+        page.wait_for_selector("#job-state.completed", timeout=60_000)
+    except Exception:
+        pytest.fail(
+            f"page never showed completed: {page.inner_text('main')[:1500]}\n"
+            f"events: {[e['type'] for e in stack.events('browser-job-1')]}\n{stack.logs()}"
+        )
     event = stack.terminal("browser-job-1")[0]
     assert event["type"] == "solver.completed"
     result = json.loads(event["result"])

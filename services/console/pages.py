@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,11 @@ class Console:
         job_id = actions.job_id_of(request.path_params["job_id"])
         assert job_id is not None
         record = await self.reads.record(job_id)
+        if not record and request.query_params.get("submitted"):
+            # Just submitted: the intake has not written the record yet. The page follows the
+            # job's events and reloads at the first one.
+            after = f"{int(time.time() * 1000) - 60_000}-0"
+            return self.page(request, "job_pending.html", job_id=job_id, after=after)
         if not record:
             return self.error(
                 request,
@@ -149,6 +155,10 @@ class Console:
         since = created_ms(record)
         terminal = await self.reads.terminal_event(record)
         events = [] if terminal else await self.reads.events(job_id, since)
+        if terminal is None:
+            # The notifier writes the event before the record that points at it: between the
+            # two the job has ended although its record does not say so yet.
+            terminal = next((e for e in reversed(events) if e.get("type") in TERMINAL_EVENTS), None)
         progress = next(
             (views.progress_view(e) for e in reversed(events) if e["type"] == "solver.progress"),
             None,
@@ -172,6 +182,7 @@ class Console:
             "job.html",
             job_id=job_id,
             record=record,
+            state=_state_of(record, terminal),
             terminal=terminal,
             running=terminal is None,
             last_event=events[-1]["id"] if events else f"{since}-0",
@@ -346,7 +357,10 @@ class Console:
         job_id = await self.client.submit(
             req.model_dump_json(exclude_defaults=True), job_id=job_id or actions.new_job_id()
         )
-        return _back(f"/jobs/{job_id}", f"submitted {upload.filename} as job {job_id}")
+        return _back(
+            f"/jobs/{quote(job_id, safe='')}?submitted=1",
+            f"submitted {upload.filename} as job {job_id}",
+        )
 
     # ------------------------------------------------------------------ signing in
 
@@ -395,6 +409,12 @@ class Console:
             request, f"internal error ({type(exc).__name__}); the console's log has the details",
             500,
         )
+
+
+def _state_of(record: dict[str, str], terminal: dict[str, str] | None) -> str:
+    if terminal is not None:
+        return "completed" if terminal.get("type") == "solver.completed" else "failed"
+    return record.get("state") or "unknown"
 
 
 def _attachment(job_id: str, ext: str) -> dict[str, str]:

@@ -19,6 +19,12 @@ function live(el) {
 
 function followJob(el) {
   const source = new EventSource(el.dataset.jobStream);
+  if (el.dataset.reloadOnEvent) {
+    // A job not accepted yet: its page proper exists from its first event on.
+    ["state", "progress", "end"].forEach((kind) =>
+      source.addEventListener(kind, () => { source.close(); window.location.reload(); }));
+    return;
+  }
   const progress = document.getElementById("progress");
   const state = document.getElementById("job-state");
   source.addEventListener("progress", (ev) => {
