@@ -136,3 +136,54 @@ def test_the_services_follow_the_monolith_sampling_decision(
     time.sleep(1.0)  # a few more export rounds: nothing of the unsampled job may appear
     assert services_of("sampled-off") == set()
     assert not traces_of_job(path, off_trace)
+
+
+def test_lean_spans_export_what_sdk_spans_do() -> None:
+    """The hot path's spans (shared.observability.lean_span) reach the exporter as the SDK's
+    own spans would: same ids and parents, attributes, events, status, exception events."""
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import Status, StatusCode
+
+    from shared.observability.lean_span import LeanTracer
+
+    lean_mem = InMemorySpanExporter()
+    lean = LeanTracer(SimpleSpanProcessor(lean_mem), _PROVIDER.resource,
+                      InstrumentationScope("shiftstream"))  # fmt: skip
+    sdk = _PROVIDER.get_tracer("shiftstream")
+    parent = propagate.extract({"traceparent": f"00-{'ab' * 16}-{'cd' * 8}-01"})
+
+    def drive(span: Any) -> None:
+        span.set_attribute("job.attempt", 2)
+        span.set_attributes({"solver.used": "greedy"})
+        span.add_event("progress", {"generation": 3})
+        span.record_exception(ValueError("bad roster"))
+        span.set_status(Status(StatusCode.ERROR, "crash"))
+        span.end()
+
+    _MEM.clear()
+    attrs = {"job.id": "j1", "messaging.message.id": "1-0"}
+    drive(sdk.start_span("s process", context=parent, kind=SpanKind.CONSUMER, attributes=attrs))
+    drive(lean.start_span("s process", parent, SpanKind.CONSUMER, attrs))
+    [ref], [got] = _MEM.get_finished_spans(), lean_mem.get_finished_spans()
+    assert isinstance(got.parent, type(ref.parent)) and got.parent == ref.parent
+    assert got.context.trace_id == ref.context.trace_id
+    assert got.context.trace_flags == ref.context.trace_flags
+    assert (got.name, got.kind, got.resource) == (ref.name, ref.kind, ref.resource)
+    assert dict(got.attributes or {}) == dict(ref.attributes or {})
+    assert [(e.name, dict(e.attributes or {}).keys()) for e in got.events] == [
+        (e.name, dict(e.attributes or {}).keys()) for e in ref.events
+    ]
+    assert got.events[1].attributes["exception.type"] == "ValueError"
+    assert (got.status.status_code, got.status.description) == (StatusCode.ERROR, "crash")
+    # The encoded lines agree too, ids and times aside.
+    a, b = (json.loads(encode_line([s]))["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+            for s in (got, ref))  # fmt: skip
+    for d in (a, b):
+        for key in ("spanId", "startTimeUnixNano", "endTimeUnixNano", "events"):
+            d.pop(key)
+    assert a == b
+    # An unsampled parent: nothing recorded, the decision passed on; no parent: a new trace.
+    off = propagate.extract({"traceparent": f"00-{'ab' * 16}-{'cd' * 8}-00"})
+    assert not lean.start_span("x", off).is_recording()
+    root = lean.start_span("x")
+    assert root.get_span_context().trace_flags.sampled and root.get_span_context().is_valid

@@ -108,18 +108,30 @@ def tracer_provider(service_name: str, settings: Settings) -> TracerProvider | N
     exporter = _exporter(settings)
     if exporter is None:
         return None
+    chosen = sampler()
     provider = TracerProvider(
-        sampler=sampler(), resource=Resource.create({"service.name": service_name})
+        sampler=chosen, resource=Resource.create({"service.name": service_name})
     )
-    provider.add_span_processor(
-        BatchSpanProcessor(
-            exporter,
-            max_queue_size=_bsp("OTEL_BSP_MAX_QUEUE_SIZE"),
-            max_export_batch_size=_bsp("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
-            schedule_delay_millis=_bsp("OTEL_BSP_SCHEDULE_DELAY"),
-        )
+    processor = BatchSpanProcessor(
+        exporter,
+        max_queue_size=_bsp("OTEL_BSP_MAX_QUEUE_SIZE"),
+        max_export_batch_size=_bsp("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
+        schedule_delay_millis=_bsp("OTEL_BSP_SCHEDULE_DELAY"),
     )
+    provider.add_span_processor(processor)
     # Global too, so the handlers' own spans (shared.observability.tracing) join the
     # middleware's traces.
     trace.set_tracer_provider(provider)
+    if chosen is not None and trace.get_tracer_provider() is provider:
+        # The entry spans' fast path (shared.observability.lean_span): only with the default
+        # sampler, whose decision it repeats, and this provider's one processor.
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+        from shared.observability.lean_span import LeanTracer
+        from shared.observability.tracing import TRACER_NAME, use_lean_tracer
+
+        use_lean_tracer(
+            provider,
+            LeanTracer(processor, provider.resource, InstrumentationScope(TRACER_NAME)),
+        )
     return provider

@@ -29,6 +29,16 @@ TRACER_NAME = "shiftstream"
 _tracers: dict[int, tuple[trace.TracerProvider, trace.Tracer]] = {}
 
 
+# The fast path for the global provider our telemetry built (shared.observability.lean_span).
+_lean: tuple[trace.TracerProvider, Any] | None = None
+
+
+def use_lean_tracer(provider: trace.TracerProvider, lean: Any) -> None:
+    """Start this module's spans with `lean` while `provider` is the global one."""
+    global _lean
+    _lean = (provider, lean)
+
+
 def tracer(provider: trace.TracerProvider | None = None) -> trace.Tracer:
     provider = provider or trace.get_tracer_provider()
     found = _tracers.get(id(provider))
@@ -49,7 +59,11 @@ def current_span(
     """`start_as_current_span` without its two generator context managers (a quarter of a
     span's cost): the span is current inside, ended on exit, and an exception marks it failed
     the way the SDK's would."""
-    span = tracer(provider).start_span(name, context=parent, kind=kind, attributes=attributes)
+    lean = _lean
+    if provider is None and lean is not None and lean[0] is trace.get_tracer_provider():
+        span = lean[1].start_span(name, parent, kind, attributes)
+    else:
+        span = tracer(provider).start_span(name, context=parent, kind=kind, attributes=attributes)
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
         yield span
