@@ -359,7 +359,7 @@ def test_console_reads_everything_and_writes_only_its_actions(
         deadline = time.monotonic() + 30
         while True:
             try:
-                if call("/healthz")[0] == 200:
+                if call("/readyz")[0] == 200:
                     break  # a whole sample (stats, window, history write) went through
             except OSError:
                 pass

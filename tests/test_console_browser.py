@@ -57,7 +57,7 @@ def start_console(stack: Stack, tmp: Path, token: str | None, name: str) -> tupl
     deadline = time.monotonic() + 30
     while True:
         try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as r:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=2) as r:
                 if r.status == 200:
                     return url, proc
         except OSError:

@@ -75,7 +75,7 @@ def test_dev_runner_stops_everything_on_sigterm(tmp_path: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(console.group(0) + "healthz", timeout=2) as r:
+            with urllib.request.urlopen(console.group(0) + "readyz", timeout=2) as r:
                 if r.status == 200:
                     break
         except OSError:

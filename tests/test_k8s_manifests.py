@@ -254,8 +254,8 @@ def test_console_deployment() -> None:
     assert dep["spec"]["replicas"] == 1
     assert env["REDIS_USERNAME"] == "console" and "$(REDIS_PASSWORD)" in env["REDIS_URL"]
     assert env["CONSOLE_TOKEN"]["secretKeyRef"]["optional"] is True  # read-only without it
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert c[probe]["httpGet"]["path"] == "/healthz"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"  # Redis answers
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"  # the process serves
     service = of_kind("Service")["console"]
     assert service["spec"]["type"] == "ClusterIP"
     secret = next(iter(of_kind("Secret").values()))

@@ -63,6 +63,7 @@ def build(settings: ConsoleSettings | None = None) -> Starlette:
         Route("/login", c.login, methods=["POST"]),
         Route("/logout", c.logout, methods=["POST"]),
         Route("/healthz", c.health),
+        Route("/readyz", c.ready),
         Mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static"),
     ]
     return Starlette(

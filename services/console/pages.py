@@ -390,8 +390,14 @@ class Console:
         return response
 
     async def health(self, request: Request) -> Response:
-        if self.sampler.error:
-            return PlainTextResponse(self.sampler.error, status_code=503)
+        """Alive: the process serves pages (a Redis outage is shown on them, not fixed by a
+        restart)."""
+        return PlainTextResponse("ok")
+
+    async def ready(self, request: Request) -> Response:
+        """Ready: the last sample of Redis went through."""
+        if self.sampler.error or self.sampler.stats is None:
+            return PlainTextResponse(self.sampler.error or "no sample yet", status_code=503)
         return PlainTextResponse("ok")
 
     # ------------------------------------------------------------------ errors
