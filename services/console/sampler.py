@@ -49,6 +49,7 @@ PAGE = 1_000
 # Most events one tick reads: at this many the window falls behind rather than the page.
 MAX_PAGES_PER_TICK = 50
 RECENT_JOBS = 1_000
+TERMINAL_TYPES = (b"solver.completed", b"solver.failed")
 BACKFILL_EVENTS = 2_000
 
 
@@ -273,12 +274,19 @@ class Sampler:
             if not rows:
                 return
             terminals = []
+            see = self.jobs.see
+            # Every event of every job passes here: only the terminal ones are decoded whole.
             for entry_id, fields in rows:
-                eid = text(entry_id)
-                self._see(eid, fields)
-                t = terminal_of(eid, fields)
-                if t is not None:
-                    terminals.append(t)
+                kind = fields.get(b"type", b"")
+                job = fields.get(b"job_id")
+                if job is None:
+                    continue
+                at = int(entry_id.split(b"-", 1)[0])
+                see(job.decode(errors="replace"), at, kind.decode(errors="replace"))
+                if kind in TERMINAL_TYPES:
+                    t = terminal_of(entry_id, fields)
+                    if t is not None:
+                        terminals.append(t)
             self.window.add(terminals, queue_waits(self.redis, self.names, terminals))
             self.window.last_id = text(rows[-1][0])
             if len(rows) < PAGE:
