@@ -154,6 +154,39 @@ def test_console_in_a_browser(
     tsv = page.request.get(f"{url}/jobs/browser-job-1/roster.tsv").text()
     assert tsv.splitlines()[0].split("\t") == [s or "" for s in result["assignments"][0]["shifts"]]
 
+    # A Curtois benchmark file goes in as it is; its unmet requests are marked on the grid.
+    page.goto(f"{url}/submit")
+    page.set_input_files("#file", str(ROOT / "bench" / "curtois" / "Instance1.txt"))
+    page.fill("#job-id-input", "browser-curtois")
+    page.click("#submit")
+    page.wait_for_selector("#job-state.completed", timeout=90_000)
+    result = json.loads(stack.terminal("browser-curtois")[0]["result"])
+    unmet = {
+        (m["employee"], d)
+        for r in result["breakdown"] if r["rule"] in ("shift_on_requests", "shift_off_requests")
+        for m in r["matches"] for d in m["days"]
+    }  # fmt: skip
+    marked = page.eval_on_selector_all(
+        "#roster tbody tr",
+        "trs => trs.flatMap(tr => [...tr.querySelectorAll('td')].map((td, d) =>"
+        " td.classList.contains('request') ? [tr.querySelector('th').textContent, d] : null)"
+        ".filter(x => x))",
+    )
+    assert unmet and {tuple(x) for x in marked} == unmet
+    # Its trace as a waterfall, from the trace file (spans are written in batches).
+    deadline = time.monotonic() + 30
+    while not page.locator(".waterfall").count():
+        assert time.monotonic() < deadline, "no trace on the job's page"
+        time.sleep(0.5)
+        page.reload()
+    services = set(
+        page.eval_on_selector_all(".waterfall .wf-service", "els => els.map(e => e.textContent)")
+    )
+    assert {"intake", "solver", "notifier"} <= services, services
+    assert page.locator(".waterfall").count() == 1  # one job, one trace
+    if os.environ.get("SHIFTSTREAM_SCREENSHOTS"):
+        page.screenshot(path=str(ROOT / "docs" / "console-job.png"), full_page=True)
+
     # A job that fails every attempt: its page, its dead letter, the replay.
     crash = json.loads(request_json(employees=5, shifts=12, time_limit=0.5))
     crash["name"] = "__crash__browser"
@@ -184,8 +217,6 @@ def test_console_in_a_browser(
     shot = tmp_path / "console.png"
     page.screenshot(path=str(shot), full_page=True)
     if os.environ.get("SHIFTSTREAM_SCREENSHOTS"):
-        page.goto(f"{url}/jobs/browser-job-1")
-        page.screenshot(path=str(ROOT / "docs" / "console-job.png"))
         page.goto(url)
         page.wait_for_selector("svg.chart")
         page.screenshot(path=str(ROOT / "docs" / "console.png"))
