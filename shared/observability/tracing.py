@@ -258,8 +258,21 @@ def solve_span(
 def solved_inline(requested: str, result: Any | None, error: BaseException | None) -> None:
     """A tiny solve run inline in its hop: its figures on the hop's span, no `solve` span."""
     span = trace.get_current_span()
-    span.set_attribute("solver.requested", requested)
     if result is not None:
-        SolveSpan(span).finished(result)
-    elif error is not None:
-        span.record_exception(error)
+        # What tells one tiny greedy solve from another; the GA's figures (generations,
+        # evaluations, time to first feasible) mean nothing here and each costs on every job.
+        stats = result.stats
+        span.set_attributes(
+            {
+                "solver.requested": requested,
+                "solver.used": str(getattr(stats.implementation, "value", stats.implementation)),
+                "solver.time_ms": stats.time_ms,
+                "solver.feasible": bool(result.feasible),
+                "solver.best_score.hard": result.score.hard_violations,
+                "solver.best_score.soft": result.score.penalty,
+            }
+        )
+    else:
+        span.set_attribute("solver.requested", requested)
+        if error is not None:
+            span.record_exception(error)
