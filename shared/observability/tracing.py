@@ -98,11 +98,11 @@ def entry_span(
 ) -> Iterator[None]:
     """One stream entry's own consume span, a child of its producer's span.
 
-    FastStream's telemetry middleware gives a batch read one span of its own (a new trace that
-    links the entries), so each entry of a batch gets its `<stream> process` span here, under
-    the context its producer wrote into the entry's headers; what the handler publishes for the
-    entry hangs off it, and one job stays one trace. A reclaimed entry (`traced`) already has
-    the middleware's span.
+    FastStream's telemetry middleware traces single entries but not our batch reads
+    (shared.streaming.batch_telemetry), so each entry of a batch gets its `<stream> process`
+    span here, under the context its producer wrote into the entry's headers; what the handler
+    publishes for the entry hangs off it, and one job stays one trace. A reclaimed entry
+    (`traced`) already has the middleware's span.
     """
     if entry.traced or not tracing_on():
         if entry.traced:
