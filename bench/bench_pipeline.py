@@ -66,7 +66,11 @@ TARGETS = {
 }
 KEEP_LOG_RUNS = 3
 PYTHON_PEERS = ("celery", "arq", "dramatiq", "taskiq", "faststream")
-SHIFTSTREAM = ("shiftstream", "shiftstream-x2")
+SHIFTSTREAM = ("shiftstream", "shiftstream-traced", "shiftstream-dev", "shiftstream-x2")
+# Tracing at production cost (issue #24): every job traced must keep this share of the untraced
+# pipeline's throughput.
+TRACED = ("shiftstream-traced", "shiftstream-dev")
+TRACED_MIN_RATIO = 0.8
 # A BullMQ monolith switched to ShiftStream through the bridge, next to BullMQ alone.
 BRIDGED = ("bullmq-shiftstream",)
 FLOORS = ("redis-benchmark", "floor-streams")
@@ -102,6 +106,12 @@ DONE_HOW = {
     "shiftstream-x2": "as shiftstream, with intake and solver at 2 processes each",
     "bullmq-shiftstream": "BullMQ's own event=completed on bull:workforce-solver:events (what "
     "QueueEvents reads), written when the bridge returns the roster; driver XREAD BLOCK",
+    "shiftstream-traced": "as shiftstream, every job traced: spans to an OTLP JSON-lines file "
+    "(SHIFTSTREAM_TRACE_FILE, the dev mode's exporter), default sampler (parent-based, always on),"
+    " no metrics (OTEL_METRICS_EXPORTER=none, as untraced)",
+    "shiftstream-dev": "as shiftstream, started the way a user does: `shiftstream dev` (dev "
+    "mode: traces to .shiftstream/traces.jsonl, rotated at its default size, metrics to "
+    "metrics.jsonl, the console running beside the services)",
 }
 
 
@@ -294,8 +304,45 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
         cmd = [sys.executable, driver, "shiftstream", *common, "--runner", cfg.runner]
         if system == "shiftstream-x2":
             cmd += ["--scale", "solver=2", "--scale", "intake=2", "--name", system]
+        elif system == "shiftstream-traced":
+            # Big enough never to rotate within a run, so every job's spans can be counted.
+            # Tracing alone: the trace file also turns on the metrics file (dev mode's), which
+            # the untraced run does not pay either; shiftstream-dev pays both.
+            cmd += ["--name", system, "--worker-env", f"SHIFTSTREAM_TRACE_FILE={trace_path(log)}",
+                    "--worker-env", "SHIFTSTREAM_TRACE_FILE_MAX_BYTES=4000000000",
+                    "--worker-env", "OTEL_METRICS_EXPORTER=none"]
+        elif system == "shiftstream-dev":
+            cmd = [*cmd[:-1], "dev", "--name", system]
         return cmd
     raise ValueError(system)
+
+
+def trace_path(log: Path) -> Path:
+    return log.with_suffix(".traces.jsonl")
+
+
+def traced_jobs(path: Path) -> dict[str, Any]:
+    """Spans and distinct `job.id`s in a run's trace file: is every job really traced?"""
+    spans = 0
+    jobs: set[str] = set()
+    if not path.exists():
+        return {"spans": 0, "jobs": 0, "file_bytes": 0}
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            for rs in doc.get("resourceSpans", []):
+                for ss in rs.get("scopeSpans", []):
+                    for span in ss.get("spans", []):
+                        spans += 1
+                        for kv in span.get("attributes", []):
+                            if kv.get("key") == "job.id":
+                                jobs.add(str(kv.get("value", {}).get("stringValue")))
+    size = path.stat().st_size
+    path.unlink()  # hundreds of MB over a full benchmark
+    return {"spans": spans, "jobs": len(jobs), "file_bytes": size}
 
 
 def commandstats(port: int) -> dict[str, int]:
@@ -345,6 +392,8 @@ def run_one(
                 raise RuntimeError(f"driver exit {proc.returncode}: " + " | ".join(tail))
             res = json.loads(lines[-1][len("RESULT "):])
             res["log"] = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
+            if system == "shiftstream-traced":
+                res["trace_file"] = traced_jobs(trace_path(log))
     except Exception as exc:
         res = {"system": system, "error": str(exc)[:2000]}
     else:
@@ -431,6 +480,26 @@ def target_check(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]
             "p50_ok": None if me["p50_ms"] is None else me["p50_ms"] <= TARGETS["p50_ms_max"],
             "p99_ok": None if me["p99_ms"] is None else me["p99_ms"] <= TARGETS["p99_ms_max"],
         }
+    return out
+
+
+def tracing_check(summary: dict[str, dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Traced throughput ÷ untraced, against the 80 % target, and whether every job had spans."""
+    base = summary.get("shiftstream", {}).get("throughput_jobs_s")
+    out: dict[str, Any] = {"target_min_ratio": TRACED_MIN_RATIO}
+    for s in TRACED:
+        thr = summary.get(s, {}).get("throughput_jobs_s")
+        r = ratio(thr, base)
+        out[s] = {"ratio": r, "met": None if r is None else r >= TRACED_MIN_RATIO}
+    files = [r["trace_file"] for r in runs if r.get("trace_file")]
+    if files:
+        jobs = [int(r.get("done") or 0) + int((r.get("latency_ms") or {}).get("n") or 0)
+                for r in runs if r.get("trace_file")]
+        out["shiftstream-traced"]["trace_files"] = files
+        # The latency phase's warm-up jobs are traced too, hence >=.
+        out["shiftstream-traced"]["every_job_traced"] = all(
+            f["jobs"] >= j for f, j in zip(files, jobs, strict=True)
+        )
     return out
 
 
@@ -598,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratios": rat,
         "targets": TARGETS,
         "target_check": target_check(summary),
+        "tracing_check": tracing_check(summary, runs),
         "anchors": ANCHORS,
         "skipped": skipped,
         "runs": runs,
@@ -607,6 +677,13 @@ def main(argv: list[str] | None = None) -> int:
     table = render(summary, rat)
     print()
     print(table)
+    tc = doc["tracing_check"]
+    for s in TRACED:
+        if tc.get(s, {}).get("ratio") is not None:
+            extra = tc[s].get("every_job_traced")
+            print(f"{s} ÷ shiftstream (untraced): {tc[s]['ratio']:.2f} "
+                  f"(target ≥ {TRACED_MIN_RATIO:.2f}: {'met' if tc[s]['met'] else 'NOT met'})"
+                  + ("" if extra is None else f"; every job traced: {extra}"))
     for s, why in skipped.items():
         print(f"skipped {s}: {why}")
 

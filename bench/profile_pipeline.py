@@ -151,6 +151,10 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=0, help="jobs/s; 0 = as fast as it goes")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", default=str(BENCH / "results" / "profile"))
+    ap.add_argument(
+        "--worker-env", action="append", default=[],
+        help="K=V for the services, repeatable (e.g. SHIFTSTREAM_TRACE_FILE=/tmp/t.jsonl)",
+    )
     args = ap.parse_args()
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     from driver import tiny_roster_payload
@@ -160,6 +164,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     with redis_server() as (url, _port, _version):
         env = {**os.environ, "REDIS_URL": url, "SOLVER_IMPLEMENTATION": "greedy"}
+        env |= dict(item.split("=", 1) for item in args.worker_env)
         procs = {
             svc: subprocess.Popen(
                 [sys.executable, "-m", f"services.{svc}"], cwd=REPO, env=env,

@@ -117,6 +117,8 @@ class Settings(BaseSettings):
     # Dev mode writes traces to a local file when no OTLP endpoint is configured.
     shiftstream_dev: bool = False
     shiftstream_trace_file: str | None = None
+    # The trace file is rotated past this size (one old generation kept as `<file>.1`).
+    shiftstream_trace_file_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     otel_exporter_otlp_endpoint: str | None = None
 
     def name(self, base: str) -> str:

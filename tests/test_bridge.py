@@ -449,7 +449,7 @@ def test_shiftstream_dev_passes_bullmq_queues_on_to_the_bridge(
         children = subprocess.run(
             ["pgrep", "-P", str(dev.pid)], capture_output=True, text=True
         ).stdout.split()
-        assert len(children) == 6  # five services and the bridge (Redis is the test's)
+        assert len(children) == 7  # five services, the bridge and the console (Redis is the test's)
     finally:
         dev.send_signal(signal.SIGTERM)
         assert dev.wait(60) == 0

@@ -171,10 +171,11 @@ def test_dev_without_redis_starts_one_and_tells_a_second_terminal_how_to_reach_i
         assert "logs in .shiftstream/logs/" in text
         logs = tmp_path / ".shiftstream" / "logs"
         deadline = time.monotonic() + 30
-        while len(list(logs.glob("*.log"))) < 5 and time.monotonic() < deadline:
+        while len(list(logs.glob("*.log"))) < 6 and time.monotonic() < deadline:
             time.sleep(0.1)
+        # The five services and the operations console, which dev starts beside them.
         assert sorted(p.name for p in logs.glob("*.log")) == [
-            f"{s}-0.log" for s in ("fallback", "intake", "notifier", "solver", "triage")
+            f"{s}-0.log" for s in ("console", "fallback", "intake", "notifier", "solver", "triage")
         ]
         # The second terminal pastes the line and meets the services.
         second = shiftstream(
@@ -205,7 +206,7 @@ def test_dev_uses_the_redis_that_answers(redis_server: EmbeddedServer, tmp_path:
         assert said[-1].startswith(f"services on {redis_server.url}"), said
         assert not any("export" in line or "embedded" in line for line in said), said
         time.sleep(1)
-        assert len(_children(proc.pid)) == 5  # the five services, no server of its own
+        assert len(_children(proc.pid)) == 6  # five services and the console, no server
     finally:
         _stop_dev(proc)
 

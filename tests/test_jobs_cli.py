@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -68,14 +69,26 @@ def test_dev_runner_stops_everything_on_sigterm(tmp_path: Path) -> None:
         assert line, "dev exited early"
     url = re.search(r"redis://[0-9.:]+/0", line)
     assert url is not None and reachable(url.group(0))  # the embedded server
+    # The console's address is printed, and the console answers there.
+    console = re.search(r"http://127\.0\.0\.1:\d+/", proc.stderr.readline())
+    assert console is not None
     deadline = time.monotonic() + 30
-    while len(list(tmp_path.glob("*.log"))) < 5 and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(console.group(0) + "readyz", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        pytest.fail(f"no console at {console.group(0)}")
+    while len(list(tmp_path.glob("*.log"))) < 6 and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(2)
     children = subprocess.run(
         ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
     ).stdout.split()
-    assert len(children) == 6  # five services and the server
+    assert len(children) == 7  # five services, the console and the server
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(40) == 0
     for pid in children:

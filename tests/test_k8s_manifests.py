@@ -77,7 +77,7 @@ def env_of(deployment: Doc) -> dict[str, Any]:
 
 def test_every_resource_is_schema_valid() -> None:
     kinds = [d["kind"] for d in built()]
-    assert kinds.count("Deployment") == 6  # the five services and the BullMQ bridge
+    assert kinds.count("Deployment") == 7  # five services, the BullMQ bridge and the console
     assert kinds.count("ScaledObject") == 5
     for doc in built():
         validate(doc)
@@ -163,6 +163,8 @@ def test_deployments_drain_and_probe() -> None:
         c = container(dep)
         env = env_of(dep)
         assert c["command"] == ["python", "-m", f"services.{name}"]
+        if name == "console":
+            continue  # a web page, not a stream consumer: test_console_deployment
         graceful = float(env.get("GRACEFUL_TIMEOUT", settings_default.graceful_timeout))
         grace = dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         assert grace > graceful + 5, f"{name}: SIGKILL before the drain can finish"
@@ -242,3 +244,19 @@ def test_init_container_renders_like_the_script(tmp_path: Path) -> None:
     assert all(line.startswith("user ") for line in pod.splitlines()), "aclfile: user lines only"
     assert pod.startswith("user default off")
     assert "~staging:solver.jobs" in pod
+
+
+def test_console_deployment() -> None:
+    """The console: its own ACL user, probed over HTTP, reached through a ClusterIP only."""
+    dep = of_kind("Deployment")["console"]
+    c = container(dep)
+    env = env_of(dep)
+    assert dep["spec"]["replicas"] == 1
+    assert env["REDIS_USERNAME"] == "console" and "$(REDIS_PASSWORD)" in env["REDIS_URL"]
+    assert env["CONSOLE_TOKEN"]["secretKeyRef"]["optional"] is True  # read-only without it
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"  # Redis answers
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"  # the process serves
+    service = of_kind("Service")["console"]
+    assert service["spec"]["type"] == "ClusterIP"
+    secret = next(iter(of_kind("Secret").values()))
+    assert "console-password" in secret["stringData"]

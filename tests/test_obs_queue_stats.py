@@ -109,6 +109,9 @@ def test_collect(client: redis.Redis, names: Names) -> None:
     assert solver.pending == 1 and solver.lag == 2
     assert solver.oldest_pending_age_s is not None and 59 <= solver.oldest_pending_age_s < 90
     assert solver.max_idle_s is not None and 20 <= solver.max_idle_s < 50
+    # Each consumer with its own pending count and idle time (XINFO CONSUMERS).
+    [worker] = solver.consumer_list
+    assert worker.name == "worker-1" and worker.pending == 1 and worker.idle_s < 50
     assert solver.max_deliveries == 2  # read once, claimed once
     intake = groups["intake"]
     assert intake.pending == 0 and intake.lag == 0 and intake.oldest_pending_age_s is None

@@ -57,7 +57,8 @@ def verify(tmp: Path, *names: str) -> str:
 
 def test_units_verify_without_a_warning(tmp_path: Path) -> None:
     copy_units(tmp_path)
-    names = [f"shiftstream-{s}.service" for s in SERVICES] + ["shiftstream.target"]
+    names = [f"shiftstream-{s}.service" for s in (*SERVICES, "console")]
+    names.append("shiftstream.target")
     assert verify(tmp_path, *names) == ""
 
 
@@ -98,5 +99,5 @@ def test_unit_runs_the_service_safely(service: str) -> None:
 def test_target_groups_all_services() -> None:
     target = parse((UNITS / "shiftstream.target").read_text())
     wants = target["Unit"]["Wants"][0].split()
-    assert sorted(wants) == sorted(f"shiftstream-{s}.service" for s in SERVICES)
+    assert sorted(wants) == sorted(f"shiftstream-{s}.service" for s in (*SERVICES, "console"))
     assert target["Install"]["WantedBy"] == ["multi-user.target"]

@@ -41,7 +41,7 @@ from shared.jobs.messages import (
 )
 from shared.jobs.records import JobRecords, JobState
 from shared.jobs.schedule import Schedule
-from shared.observability.tracing import entry_span, job_scope, record_failure
+from shared.observability.tracing import entry_scope, record_failure
 from shared.streaming.broker import Service
 from shared.streaming.hop import Delivery
 from shared.text import text
@@ -119,9 +119,8 @@ class Intake:
                 # and so a new trace: the attribute lets `shiftstream trace` tell the two apart
                 # from a trace context lost on the way.
                 replay_of = (d.body.other or {}).get(REPLAY_FIELD)
-                with (
-                    entry_span(self.names.intake, d),
-                    job_scope(job_id or None, attributes={REPLAY_ATTRIBUTE: replay_of}),
+                with entry_scope(
+                    self.names.intake, d, job_id or None, extra={REPLAY_ATTRIBUTE: replay_of}
                 ):
                     action = route(
                         d.body,

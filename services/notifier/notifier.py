@@ -10,7 +10,8 @@ from redis.exceptions import NoScriptError
 from services.notifier.event_writer import EventWriter, entry_id
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.jobs.records import JobRecords, JobState
-from shared.observability.tracing import entry_span, job_scope
+from shared.observability.logs import job_context
+from shared.observability.tracing import entry_scope
 from shared.streaming.broker import Service
 from shared.streaming.hop import Delivery
 
@@ -48,7 +49,15 @@ class Notifier:
         async with self.redis.pipeline(transaction=False) as pipe:
             for d in batch:
                 outcome = d.body
-                with entry_span(self.stream, d), job_scope(outcome.job_id, outcome.attempts):
+                # The span that ends the job is recorded; `accepted` and `progress` pass
+                # through without one: a span costs as much as forwarding the event, and the
+                # job's trace already shows them (intake's span, the solve's progress events).
+                scope = (
+                    entry_scope(self.stream, d, outcome.job_id, outcome.attempts)
+                    if outcome.kind.terminal
+                    else job_context(outcome.job_id)
+                )
+                with scope:
                     self.events.queue(pipe, outcome)
             replies = await pipe.execute()
         ends = [

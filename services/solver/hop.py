@@ -9,17 +9,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from opentelemetry.trace import Status, StatusCode
-
 from services.solver.choice import implementation_for, solves_inline
 from shared.errors import InvalidRequest
 from shared.jobs.messages import FallbackJob, Job, now
 from shared.jobs.records import TERMINAL_STATES
 from shared.observability.tracing import (
-    entry_span,
-    job_scope,
+    entry_scope,
     record_failure,
-    solve_span,
+    solved_inline,
     tracing_on,
 )
 from shared.roster.model import Implementation, SolveRequest, SolveResult
@@ -102,13 +99,13 @@ class SolverHop:
                     else:
                         await requeue(pipe, self.stream, d, self.s.stream_maxlen)
                     continue
-                with entry_span(self.stream, d), job_scope(job.job_id, attempt=job.attempt):
+                with entry_scope(self.stream, d, job.job_id, job.attempt):
                     await self._quick(job, request, cancelled, pipe, ahead.get(i))
             await pipe.execute()
         if guarded is not None:
             d, request = guarded
             job = d.body
-            with entry_span(self.stream, d), job_scope(job.job_id, attempt=job.attempt):
+            with entry_scope(self.stream, d, job.job_id, job.attempt):
                 # The whole batch stays unacked until this returns: keep all of it leased.
                 async with self.runner.holding([x.entry_id for x in batch], d.consumer):
                     await self._guarded(job, request)
@@ -128,11 +125,9 @@ class SolverHop:
     def _solve_ahead(self, requests: list[SolveRequest | None]) -> dict[int, Ahead]:
         """The batch's tiny greedy solves, made before knowing whether each job is still due.
 
-        A job found cancelled or already ended just throws its roster away. With tracing on
-        the solves wait for the check instead, so each runs inside its entry's `solve` span.
+        A job found cancelled or already ended just throws its roster away. A tiny solve has
+        no span of its own: its figures go on its entry's span (`_solve_inline`).
         """
-        if tracing_on():
-            return {}
         return {
             i: self._solve_now(request)
             for i, request in enumerate(requests)
@@ -177,13 +172,11 @@ class SolverHop:
         self.svc.metrics.job_in()
         self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
         if ahead is None:
-            with solve_span(job.job_id, job.attempt, used.value) as span:
-                ahead = self._solve_now(request)
-                if ahead.result is not None:
-                    span.finished(ahead.result)
-                elif ahead.error is not None:
-                    span.span.record_exception(ahead.error)
-                    span.span.set_status(Status(StatusCode.ERROR, type(ahead.error).__name__))
+            ahead = self._solve_now(request)
+        if tracing_on():
+            # A span of its own would cost as much as the solve (a fifth of the pipeline's
+            # tracing cost): the entry's `solver.jobs process` span carries the figures.
+            solved_inline(used.value, ahead.result, ahead.error)
         if ahead.result is None:
             await self._solve_failed(job, ahead.error or RuntimeError("no roster"), pipe)
             return

@@ -31,6 +31,8 @@ from shared.cli.redis_target import Target, answers
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 # Started only when BULLMQ_QUEUES names queues to bridge (docs/coming-from-bullmq.md).
 BRIDGE = "bridge"
+# The operations console's usual port (services/console); the next free one when taken.
+CONSOLE_PORT = 8780
 log = logging.getLogger("shiftstream.dev")
 
 
@@ -38,6 +40,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def console_port(preferred: int = CONSOLE_PORT) -> int:
+    """`preferred` when nothing listens on it on loopback, else a free port."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", preferred))
+        except OSError:
+            return free_port()
+    return preferred
 
 
 def reachable(url: str, timeout: float = 0.5) -> bool:
@@ -172,9 +184,12 @@ class Supervisor:
         cwd: str | Path | None = None,
         log_dir: Path | None = None,
         grace: float = 30.0,
+        console_port: int | None = None,
     ) -> None:
         self.env = dict(env)
         bridged = bool(self.env.get("BULLMQ_QUEUES", "").strip())
+        # With a port, the operations console runs beside the services, supervised alike.
+        self.console_port = console_port
         self.scale = {name: 1 for name in SERVICES} | ({BRIDGE: 1} if bridged else {})
         self.scale |= dict(scale or {})
         self.cwd = str(cwd) if cwd else None
@@ -210,6 +225,9 @@ class Supervisor:
         for service in (*SERVICES, BRIDGE):
             for i in range(self.scale.get(service, 0)):
                 self.procs.append(Proc(service, i, self._spawn(service, i), time.monotonic()))
+        if self.console_port is not None:
+            self.env["CONSOLE_PORT"] = str(self.console_port)
+            self.procs.append(Proc("console", 0, self._spawn("console", 0), time.monotonic()))
 
     def pids(self, service: str | None = None) -> list[int]:
         return [p.popen.pid for p in self.procs if service in (None, p.service)]

@@ -27,7 +27,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from shared.cli.devrunner import DevRedis, Supervisor, parse_scale, redis_for_dev, service_env
+from shared.cli.devrunner import (
+    DevRedis,
+    Supervisor,
+    console_port,
+    parse_scale,
+    redis_for_dev,
+    service_env,
+)
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import Target, fail, redact, resolve
 from shared.cli.roster import Output
@@ -425,14 +432,56 @@ def dev(
     target = resolve(redis_url)
     with redis_for_dev(target) as dev_redis:
         _announce(target, dev_redis, log_dir)
+        port = console_port()
         err.print(
             f"services on [bold]{escape(_service_url(target, dev_redis))}[/bold]; Ctrl-C to stop"
         )
+        err.print(
+            f"console at [bold]http://127.0.0.1:{port}/[/bold] (read-only without CONSOLE_TOKEN)"
+        )
         sup = Supervisor(
-            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}), counts, log_dir=log_dir
+            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}),
+            counts,
+            log_dir=log_dir,
+            console_port=port,
         )
         sup.start()
         sup.run_forever()
+
+
+def console(
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address (default CONSOLE_HOST, 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Port (default CONSOLE_PORT, 8780).")
+    ] = None,
+    redis_url: RedisUrlOpt = None,
+) -> None:
+    """The operations console: a live web page over queues, jobs, rosters, traces, dead letters.
+
+    Read-only unless CONSOLE_TOKEN is set; binds 127.0.0.1 unless told otherwise.
+    """
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["REDIS_URL"] = resolve(redis_url).url
+    if host:
+        env["CONSOLE_HOST"] = host
+    if port is not None:
+        env["CONSOLE_PORT"] = str(port)
+    shown = env.get("CONSOLE_HOST", "127.0.0.1")
+    err.print(
+        f"console at [bold]http://{shown}:{env.get('CONSOLE_PORT', '8780')}/[/bold]"
+        + ("" if env.get("CONSOLE_TOKEN") else " (read-only: CONSOLE_TOKEN is not set)")
+    )
+    try:
+        code = subprocess.call([sys.executable, "-m", "services.console"], env=env)
+    except KeyboardInterrupt:
+        code = 0
+    raise typer.Exit(code)
 
 
 def demo(
@@ -452,12 +501,14 @@ def demo(
     target = resolve(redis_url)
     with redis_for_dev(target) as dev_redis:
         _announce(target, dev_redis, log_dir)
+        port = console_port()
         err.print(
             "starting the five services on "
             f"[bold]{escape(_service_url(target, dev_redis))}[/bold]"
         )
+        err.print(f"console at [bold]http://127.0.0.1:{port}/[/bold] while the demo runs")
         sup = Supervisor(
-            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}), log_dir=log_dir
+            service_env(dev_redis.url, {"SHIFTSTREAM_DEV": "1"}), log_dir=log_dir, console_port=port
         )
         sup.start()
         code = 0
@@ -597,4 +648,5 @@ def register(app: typer.Typer) -> None:
     app.command("status")(status)
     app.command("cancel")(cancel)
     app.command("dev")(dev)
+    app.command("console")(console)
     app.command("demo")(demo)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import redis
 from pydantic import BaseModel, Field
@@ -48,6 +50,12 @@ class StreamStats(BaseModel):
     exists: bool
 
 
+class ConsumerStats(BaseModel):
+    name: str
+    pending: int = Field(description="Entries delivered to this consumer and not yet acked")
+    idle_s: float = Field(description="Seconds since this consumer last read or claimed")
+
+
 class GroupStats(BaseModel):
     service: str
     stream: str
@@ -68,6 +76,9 @@ class GroupStats(BaseModel):
         default=None, description="Longest time since delivery among the oldest pending entries"
     )
     max_deliveries: int | None = None
+    consumer_list: list[ConsumerStats] = Field(
+        default_factory=list, description="Each consumer with its pending count and idle time"
+    )
 
 
 class WindowStats(BaseModel):
@@ -110,7 +121,6 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     lo = math.floor(pos)
     hi = min(lo + 1, len(data) - 1)
     return data[lo] + (data[hi] - data[lo]) * (pos - lo)
-
 
 
 def _id_ms(entry_id: str) -> int:
@@ -161,6 +171,16 @@ def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: flo
         pending=int(info.get("pending", 0)),
         lag=None if lag is None else int(lag),
     )
+    if stats.consumers:
+        with contextlib.suppress(redis.ResponseError):
+            stats.consumer_list = [
+                ConsumerStats(
+                    name=text(c["name"]),
+                    pending=int(c.get("pending", 0)),
+                    idle_s=int(c.get("idle", 0)) / 1000,
+                )
+                for c in r.xinfo_consumers(stream, group)
+            ]
     if stats.pending:
         summary = r.xpending(stream, group)
         oldest = summary.get("min")
@@ -177,65 +197,123 @@ def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: flo
     return stats
 
 
-def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> WindowStats:
-    w = WindowStats(window_s=window)
-    start_ms = int((now - window) * 1000)
+@dataclass(frozen=True, slots=True)
+class Terminal:
+    """One terminal event of `solver-events`, what the window figures are made of."""
+
+    at_ms: int
+    kind: str  # "completed" or "failed"
+    job_id: str | None
+    solve_ms: float | None = None
+    error_class: str | None = None
+
+
+def terminal_of(entry_id: Any, raw_fields: Any) -> Terminal | None:
+    """The terminal event in an events-stream entry, None for accepted and progress."""
+    # Keys are bytes or str depending on the client's decode_responses.
+    fields = {text(k): v for k, v in (raw_fields or {}).items()}
+    kind = text(fields.get("type", ""))
+    if kind not in ("solver.completed", "solver.failed"):
+        return None
+    job = fields.get("job_id")
+    at = _id_ms(text(entry_id))
+    if kind == "solver.failed":
+        cls = text(fields.get("error_class", "")) or "unknown"
+        return Terminal(at, "failed", text(job) if job else None, error_class=cls)
+    took: float | None = None
+    raw = fields.get("solve_time_ms")
+    if raw:
+        with contextlib.suppress(ValueError):
+            took = float(text(raw))
+    return Terminal(at, "completed", text(job) if job else None, solve_ms=took)
+
+
+def summarise_window(
+    terminals: Iterable[Terminal],
+    waits: Sequence[float],
+    fallbacks: int,
+    window: float,
+    *,
+    scanned: int = 0,
+    truncated: bool = False,
+) -> WindowStats:
+    """The window's figures from its terminal events, queue waits and fallback count (pure)."""
+    w = WindowStats(window_s=window, scanned=scanned, truncated=truncated, fallbacks=fallbacks)
     solve_ms: list[float] = []
-    # job id -> estimated start (seconds): completed event time minus its solve time
-    completed: dict[str, float | None] = {}
-    upper = "+"
-    while w.scanned < MAX_WINDOW_ENTRIES:
-        page = r.xrevrange(names.events, max=upper, min=f"{start_ms}-0", count=PAGE)
-        if not page:
-            break
-        for entry_id, raw_fields in page:
-            w.scanned += 1
-            # Keys are bytes or str depending on the client's decode_responses.
-            fields = {text(k): v for k, v in (raw_fields or {}).items()}
-            kind = text(fields.get("type", ""))
-            if kind == "solver.completed":
-                w.completed += 1
-                took: float | None = None
-                raw = fields.get("solve_time_ms")
-                if raw:
-                    with contextlib.suppress(ValueError):
-                        took = float(text(raw))
-                        solve_ms.append(took)
-                job_id = fields.get("job_id")
-                if job_id:
-                    done_ms = _id_ms(text(entry_id))
-                    completed[text(job_id)] = None if took is None else (done_ms - took) / 1000
-            elif kind == "solver.failed":
-                w.failed += 1
-                cls = text(fields.get("error_class", "")) or "unknown"
-                w.failures_by_class[cls] = w.failures_by_class.get(cls, 0) + 1
-        if len(page) < PAGE:
-            break
-        last = text(page[-1][0])
-        # Exclusive upper bound for the next page (XREVRANGE with "(" needs Redis 6.2+).
-        upper = f"({last}"
-    else:
-        w.truncated = True
+    for t in terminals:
+        if t.kind == "completed":
+            w.completed += 1
+            if t.solve_ms is not None:
+                solve_ms.append(t.solve_ms)
+        else:
+            w.failed += 1
+            cls = t.error_class or "unknown"
+            w.failures_by_class[cls] = w.failures_by_class.get(cls, 0) + 1
     w.jobs_per_minute = (w.completed + w.failed) / (window / 60) if window > 0 else 0.0
-    # The fallback stream holds exactly the primary solves that failed; `solver_used=greedy`
-    # would also count jobs that asked for greedy themselves.
-    handed = r.xrange(names.fallback, min=f"{start_ms}-0", max="+", count=MAX_WINDOW_ENTRIES)
-    w.fallbacks = len(handed or [])
     if w.completed:
-        w.fallback_rate = w.fallbacks / w.completed
+        w.fallback_rate = fallbacks / w.completed
     w.solve_ms_p50 = percentile(solve_ms, 0.5)
     w.solve_ms_p95 = percentile(solve_ms, 0.95)
-    waits = _queue_waits(r, names, completed)
     w.queue_wait_samples = len(waits)
     w.queue_wait_ms_p50 = percentile(waits, 0.5)
     w.queue_wait_ms_p95 = percentile(waits, 0.95)
     return w
 
 
-def _queue_waits(r: redis.Redis, names: Names, completed: dict[str, float | None]) -> list[float]:
+def fallbacks_since(r: redis.Redis, names: Names, start_ms: int) -> int:
+    """Entries written to `solver.fallback` since `start_ms`: the failed primary solves.
+
+    The fallback stream holds exactly the primary solves that failed; `solver_used=greedy`
+    would also count jobs that asked for greedy themselves.
+    """
+    handed = r.xrange(names.fallback, min=f"{start_ms}-0", max="+", count=MAX_WINDOW_ENTRIES)
+    return len(handed or [])
+
+
+def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> WindowStats:
+    start_ms = int((now - window) * 1000)
+    terminals: list[Terminal] = []
+    scanned = 0
+    truncated = False
+    upper = "+"
+    while True:
+        if scanned >= MAX_WINDOW_ENTRIES:
+            truncated = True
+            break
+        page = r.xrevrange(names.events, max=upper, min=f"{start_ms}-0", count=PAGE)
+        if not page:
+            break
+        for entry_id, raw_fields in page:
+            scanned += 1
+            t = terminal_of(entry_id, raw_fields)
+            if t is not None:
+                terminals.append(t)
+        if len(page) < PAGE:
+            break
+        # Exclusive upper bound for the next page (XREVRANGE with "(" needs Redis 6.2+).
+        upper = f"({text(page[-1][0])}"
+    waits = queue_waits(r, names, terminals)
+    return summarise_window(
+        terminals,
+        list(waits.values()),
+        fallbacks_since(r, names, start_ms),
+        window,
+        scanned=scanned,
+        truncated=truncated,
+    )
+
+
+def queue_waits(r: redis.Redis, names: Names, terminals: Iterable[Terminal]) -> dict[str, float]:
+    """Queue wait in ms of each completed job among `terminals` whose record tells it."""
+    # job id -> estimated start (seconds): completed event time minus its solve time
+    completed: dict[str, float | None] = {
+        t.job_id: None if t.solve_ms is None else (t.at_ms - t.solve_ms) / 1000
+        for t in terminals
+        if t.kind == "completed" and t.job_id
+    }
     fields = [*ENQUEUE_FIELDS, *START_FIELDS]
     job_ids = list(completed)
-    waits: list[float] = []
+    waits: dict[str, float] = {}
     for i in range(0, len(job_ids), PAGE):
         chunk = job_ids[i : i + PAGE]
         pipe = r.pipeline(transaction=False)
@@ -249,14 +327,24 @@ def _queue_waits(r: redis.Redis, names: Names, completed: dict[str, float | None
                 start = float(text(recorded)) if recorded else completed[job_id]
                 if enq is None or start is None:
                     continue
-                waits.append(max(0.0, (start - float(text(enq))) * 1000))
+                waits[job_id] = max(0.0, (start - float(text(enq))) * 1000)
             except ValueError:
                 continue
     return waits
 
 
-def collect(r: redis.Redis, names: Names, *, window: float = 300.0) -> QueueStats:
-    """One snapshot of the queue's health. Read-only; a few dozen commands plus the window."""
+def collect(
+    r: redis.Redis,
+    names: Names,
+    *,
+    window: float = 300.0,
+    window_stats: WindowStats | None = None,
+) -> QueueStats:
+    """One snapshot of the queue's health. Read-only; a few dozen commands plus the window.
+
+    `window_stats`, when given, replaces the scan of the events stream: a long-running reader
+    (the console) keeps its window up to date incrementally instead.
+    """
     now = _server_time(r)
     streams = _stream_stats(r, names)
     groups = [
@@ -271,5 +359,5 @@ def collect(r: redis.Redis, names: Names, *, window: float = 300.0) -> QueueStat
         groups=groups,
         dead_letters=dead,
         scheduled=int(r.zcard(names.schedule)),
-        window=_window_stats(r, names, now, window),
+        window=window_stats or _window_stats(r, names, now, window),
     )

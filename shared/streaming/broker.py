@@ -16,7 +16,6 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
-from faststream.redis.opentelemetry import RedisTelemetryMiddleware
 from redis.asyncio.connection import Connection
 from redis.exceptions import ResponseError
 
@@ -25,6 +24,7 @@ from shared.observability.logs import configure_logging
 from shared.observability.metrics import Metrics, meter_provider
 from shared.observability.telemetry import tracer_provider
 from shared.settings import Settings
+from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
 from shared.streaming.redis_client import timed_client
@@ -223,7 +223,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
         settings.redis_url,
         # Its annotation says Connection; a unix:// URL takes the socket class, as in redis-py.
         connection_class=cast(type[Connection], packing),
-        middlewares=(RedisTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
+        middlewares=(EntryTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
         log_level=logging.getLevelName(settings.message_log_level),
