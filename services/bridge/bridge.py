@@ -57,12 +57,12 @@ from services.bridge.mapping import (
     hand_over,
     trace_fields,
 )
+from shared.connection.timed import timed_client
 from shared.jobs.records import JobRecords
 from shared.observability.health import process_name
 from shared.observability.tracing import TRACER_NAME, job_scope, tracing_on
 from shared.streaming.broker import Service
 from shared.streaming.lua import script
-from shared.streaming.redis_client import timed_client
 from shared.text import text
 
 log = logging.getLogger("shiftstream.bridge")

@@ -38,6 +38,7 @@ from shared.cli.devrunner import (
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import Target, fail, redact, resolve
 from shared.cli.roster import Output
+from shared.connection.factory import sync_client
 from shared.errors import ReplayError
 from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
@@ -537,8 +538,8 @@ class DeadListOutput(StrEnum):
 
 
 def _dlq(redis_url: str | None) -> DeadLetters:
-    url = resolve(redis_url).url
-    return DeadLetters(redis.Redis.from_url(url), _settings(url))
+    settings = _settings(resolve(redis_url).url)
+    return DeadLetters(sync_client(settings), settings)
 
 
 @dead_app.command("list")

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import redis
 from redis.exceptions import RedisError, ResponseError
 
+from shared.connection.factory import SyncRedis, sync_client
 from shared.names import Names
 from shared.settings import Settings
 from shared.text import text
@@ -61,7 +62,7 @@ def consumer_prefix() -> str:
 
 
 def check(
-    client: redis.Redis,
+    client: SyncRedis,
     service: str,
     mode: str,
     *,
@@ -152,7 +153,7 @@ def check_bridge(
 
 
 def _stale_holds(
-    client: redis.Redis, stream: str, group: str, prefix: str, idle_ms: int
+    client: SyncRedis, stream: str, group: str, prefix: str, idle_ms: int
 ) -> list[tuple[str, str, int]]:
     """Entries our consumers hold without renewing: (entry id, consumer, idle ms)."""
     rows = client.xpending_range(stream, group, min="-", max="+", count=100, idle=idle_ms)
@@ -163,7 +164,7 @@ def _stale_holds(
     ]
 
 
-def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
+def _waiting(client: SyncRedis, stream: str, info: dict[str, object]) -> int:
     """Entries not yet delivered to the group (XINFO GROUPS `lag`)."""
     lag = info.get("lag")
     if lag is not None:
@@ -195,8 +196,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     settings = Settings()
-    client = redis.Redis.from_url(
-        settings.redis_url, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
+    client = sync_client(
+        settings, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
     )
     max_idle_ms = int(args.max_idle * 1000)
     try:
