@@ -92,7 +92,10 @@ class Pki:
         run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", str(days),
             "-subj", "/CN=ShiftStream test CA", "-keyout", "ca.key", "-out", "ca.crt")  # fmt: skip
         for name, extensions in (
-            ("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
+            # A server's certificate is also its client certificate when it connects to another
+            # server (a replica to its primary, a sentinel to the nodes).
+            ("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+             "extendedKeyUsage=serverAuth,clientAuth"),
             ("client", "extendedKeyUsage=clientAuth"),
         ):
             (root / f"{name}.ext").write_text(extensions + "\n")
