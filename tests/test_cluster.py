@@ -4,10 +4,10 @@ The cluster is started by the test (`redis-server --cluster-enabled yes` three t
 `redis-cli --cluster create`), and every service, the CLI and the test's own client reach it in
 cluster mode (`REDIS_MODE=cluster`). The flows are the suite's own test functions, imported
 here so that they run once more with this module's `stack` and `make_stack`: submit, progress,
-completed, failed, retry, dead letter, replay, cancel, delayed jobs, duplicates, the fallback
-and the CLI. The streams of one deployment spread over the nodes (checked below), so a
-multi-key script or transaction that left its slot would fail here, loudly: the first two
-tests show that the cluster does refuse one.
+completed, failed, retry, dead letter, replay, cancel, delayed jobs, duplicates, the fallback,
+the CLI and the Node example. The streams of one deployment spread over the nodes (checked
+below), so a multi-key script or transaction that left its slot would fail here, loudly: the
+first test shows that the cluster does refuse one.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from tests.test_dlq import (
 )
 from tests.test_jobs_cli import cli
 from tests.test_jobs_cli import test_submit_watch_status as test_cli_submit_watch_on_a_cluster
+from tests.test_monolith_node import (
+    test_node_monolith_gets_a_roster as test_node_monolith_on_a_cluster,
+)
 from tests.test_services import (
     test_cancel_of_a_queued_job as test_cancel_queued_on_a_cluster,
 )
@@ -71,6 +74,7 @@ FLOWS = (
     test_duplicates_on_a_cluster,
     test_fallback_on_a_cluster,
     test_cli_submit_watch_on_a_cluster,
+    test_node_monolith_on_a_cluster,
 )
 
 
