@@ -145,6 +145,8 @@ class RedisProcess:
     # Client keywords to reach it (TLS), for the readiness check and `client()`.
     connect: dict[str, Any] = field(default_factory=dict)
     sentinel: bool = False
+    # A redis.conf to start from; the arguments override what it says.
+    config: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
     log: Path | None = None
 
@@ -153,6 +155,8 @@ class RedisProcess:
             self.workdir = Path(tempfile.mkdtemp(prefix="shiftstream-topology-"))
         self.log = self.workdir / f"redis-{self.port}.log"
         cmd = [_binary()]
+        if self.config is not None:
+            cmd.append(str(self.config))
         if self.sentinel:
             conf = self.workdir / f"sentinel-{self.port}.conf"
             cmd += [str(conf), "--sentinel"]
