@@ -560,6 +560,30 @@ def sentinel_cost(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, flo
     return out
 
 
+def wait_round_trip(port: int, n: int = 2000) -> dict[str, Any]:
+    """What one WAIT adds, alone: a write's round trip with and without `WAIT 1` behind it on
+    the same connection (the notifier's fence is exactly this, once per batch)."""
+    import redis
+    from benchstats import percentile
+
+    r = redis.Redis(port=port)
+    out: dict[str, Any] = {"n": n}
+    for label, wait in (("set", False), ("set_wait1", True)):
+        took = []
+        for i in range(n):
+            pipe = r.pipeline(transaction=False)
+            pipe.set("bench:fence", i)
+            if wait:
+                pipe.wait(1, 1000)
+            t0 = time.perf_counter()
+            pipe.execute()
+            took.append((time.perf_counter() - t0) * 1000)
+        out[label] = {"p50": round(percentile(took, 50), 3),
+                      "p99": round(percentile(took, 99), 3)}  # fmt: skip
+    r.close()
+    return out
+
+
 @contextlib.contextmanager
 def sentinel_set(cfg: Config) -> Iterator[str | None]:
     """A Sentinel deployment for the `shiftstream-sentinel*` systems, if any is to run."""
@@ -575,6 +599,7 @@ def sentinel_set(cfg: Config) -> Iterator[str | None]:
         cfg.extra["sentinel_url"] = f"redis://127.0.0.1:{primary.port}/0"
         cfg.extra["sentinel_port"] = primary.port
         cfg.extra["sentinel_env"] = [f"{k}={v}" for k, v in env.items() if k != "REDIS_URL"]
+        cfg.extra["wait_round_trip_ms"] = wait_round_trip(primary.port)
         yield f"primary 127.0.0.1:{primary.port}, sentinels {env['REDIS_SENTINELS']}"
     finally:
         topo.stop()
@@ -743,6 +768,7 @@ def main(argv: list[str] | None = None) -> int:
         "target_check": target_check(summary),
         "tracing_check": tracing_check(summary, runs),
         "sentinel_wait_cost": wait_cost,
+        "wait_round_trip_ms": cfg.extra.get("wait_round_trip_ms"),
         "anchors": ANCHORS,
         "skipped": skipped,
         "runs": runs,
@@ -759,6 +785,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s} ÷ shiftstream (untraced): {tc[s]['ratio']:.2f} "
                   f"(target ≥ {TRACED_MIN_RATIO:.2f}: {'met' if tc[s]['met'] else 'NOT met'})"
                   + ("" if extra is None else f"; every job traced: {extra}"))
+    if cfg.extra.get("wait_round_trip_ms"):
+        w = cfg.extra["wait_round_trip_ms"]
+        print(f"\none write's round trip on the Sentinel primary: {w['set']['p50']} ms p50, "
+              f"{w['set']['p99']} ms p99; with WAIT 1 behind it {w['set_wait1']['p50']} ms p50, "
+              f"{w['set_wait1']['p99']} ms p99 ({w['n']} samples)")  # fmt: skip
     for name, cost in wait_cost.items():
         thr = _fmt(cost["throughput_ratio"], 2)
         p50, p99 = _fmt(cost["p50_delta_ms"], 2, "+"), _fmt(cost["p99_delta_ms"], 2, "+")
