@@ -159,7 +159,9 @@ class Intake:
         if not ids:
             return {}
         async with self.svc.redis.pipeline(transaction=False) as pipe:
-            pipe.time()
+            # As a raw command: redis-py's cluster pipeline refuses its `time()` method. On a
+            # Cluster the time is one node's; the nodes' clocks agree to NTP's milliseconds.
+            pipe.execute_command("TIME")
             for job_id in ids:
                 pipe.get(self.names.idempotency(job_id))
                 pipe.pexpiretime(self.names.idempotency(job_id))
