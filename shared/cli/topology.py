@@ -310,6 +310,12 @@ class SentinelSet:
             env |= self.pki.env()
         return env
 
+    def _synced_replica(self, node: RedisProcess) -> bool:
+        with node.client(socket_timeout=1.0) as c:
+            info = c.info("replication")
+        linked = info.get("master_link_status") == "up"
+        return bool(linked and not info.get("master_sync_in_progress"))
+
     def primary_address(self) -> tuple[str, int]:
         """Who the sentinels say the primary is now (the first sentinel that answers)."""
         for w in self.watchers:
@@ -355,12 +361,19 @@ class SentinelSet:
         replica it throws them away at its first sync.
         """
         args = list(node.args)
-        if "--replicaof" in args:
-            at = args.index("--replicaof")
-            del args[at : at + 3]
+        for option in ("--replicaof", "--replica-priority"):
+            if option in args:
+                at = args.index(option)
+                del args[at : at + (3 if option == "--replicaof" else 2)]
         host, port = self.primary_address()
-        node.args = [*args, "--replicaof", host, str(port)]
+        # Not promotable before its first sync: its data is still the old primary's, and a
+        # replica that never synced reports no link-down time, so the sentinels would take it
+        # if the new primary failed now, throwing away everything written since.
+        node.args = [*args, "--replicaof", host, str(port), "--replica-priority", "0"]
         node.start()
+        _wait("the restarted node's first sync", lambda: self._synced_replica(node), 60)
+        with node.client() as c:
+            c.config_set("replica-priority", 100)
 
     def wait_replicas(self, count: int | None = None, timeout: float = 30.0) -> None:
         want = self.replicas if count is None else count
