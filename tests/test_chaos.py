@@ -1,4 +1,5 @@
-"""The chaos suite at CI size: 100 jobs while services are SIGKILLed and Redis restarts twice."""
+"""The chaos suite at CI size: 100 jobs while services are SIGKILLed and Redis restarts twice;
+the same through BullMQ; and 120 jobs while the primary of a Sentinel deployment is killed twice."""
 
 from __future__ import annotations
 

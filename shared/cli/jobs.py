@@ -606,7 +606,7 @@ def dead_replay(
 
     An operator's explicit decision: the job id gets a second lifecycle (a new `accepted` and
     exactly one new terminal event). Guard, idempotency key and record are cleared and the
-    request re-enters intake in one atomic step (shared/jobs/replay_dead.lua).
+    request re-enters intake in steps that are safe to repeat (shared/jobs/dead_letters.py).
     """
     if (dead_letter_id is None) == (not replay_all):
         fail("give one dead letter id, or --all", ExitCode.INVALID)

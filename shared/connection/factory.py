@@ -214,6 +214,37 @@ def broker_for(s: Settings, **kwargs: Any) -> RedisBroker:
     )
 
 
+def bullmq_settings(s: Settings) -> Settings:
+    """The settings of the Redis that BullMQ's queues live on (the bridge, services/bridge/):
+    `BULLMQ_REDIS_URL`, one server, with the deployment's TLS files when it is `rediss://`;
+    without it, ShiftStream's own deployment."""
+    if not s.bullmq_redis_url:
+        return s
+    tls = s.bullmq_redis_url.lower().startswith("rediss://")
+    return s.model_copy(
+        update={
+            "redis_url": s.bullmq_redis_url,
+            "redis_mode": "standalone",
+            "redis_sentinels": "",
+            "redis_cluster_nodes": "",
+            "redis_tls_ca_file": s.redis_tls_ca_file if tls else None,
+            "redis_tls_cert_file": s.redis_tls_cert_file if tls else None,
+            "redis_tls_key_file": s.redis_tls_key_file if tls else None,
+        }
+    )
+
+
+def bullmq_connection(s: Settings) -> str | dict[str, Any]:
+    """What BullMQ's Python Worker takes as `connection` for the queues' Redis: the URL as it
+    is, or, when TLS files are set, redis-py's keywords (a URL cannot carry them)."""
+    b = bullmq_settings(s)
+    tls = tls_options(b)
+    if not tls:
+        return b.redis_url
+    host, port = _seed(b)
+    return {"host": host, "port": port, **_login(b), "ssl": True, **tls}
+
+
 def describe(s: Settings) -> str:
     """Where the deployment's Redis is, for logs and the CLI; never a password."""
     tls = " over TLS" if tls_options(s) else ""

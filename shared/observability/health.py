@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import redis
 from redis.exceptions import RedisError, ResponseError
 
-from shared.connection.factory import SyncRedis, sync_client
+from shared.connection.factory import SyncRedis, bullmq_settings, sync_client
 from shared.names import Names
 from shared.settings import Settings
 from shared.text import text
@@ -121,7 +121,7 @@ def check(
 
 
 def check_bridge(
-    client: redis.Redis, mode: str, settings: Settings, *, max_idle_ms: int
+    client: SyncRedis, mode: str, settings: Settings, *, max_idle_ms: int
 ) -> Verdict:
     """The BullMQ bridge: `ready` when both Redis servers answer; `live` when it wrote its
     heartbeat (every second, from the event loop its held jobs need) within `max_idle_ms`."""
@@ -130,7 +130,7 @@ def check_bridge(
     try:
         client.ping()
         if mode == "ready" and settings.bullmq_redis_url:
-            bull = redis.Redis.from_url(settings.bullmq_redis_url, socket_timeout=3)
+            bull = sync_client(bullmq_settings(settings), socket_timeout=3)
             try:
                 bull.ping()
             finally:
