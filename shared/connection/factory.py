@@ -3,8 +3,9 @@
 One server (`REDIS_URL`), a Sentinel deployment (`REDIS_MODE=sentinel`: the sentinels name the
 current primary) or a Redis Cluster (`REDIS_MODE=cluster`), each with or without TLS
 (`rediss://` and the `REDIS_TLS_*` files). The services' broker and raw client, the CLI, the
-health probe, the queue statistics and the dev runner all ask this module, so a deployment is
-described once and every process reaches it the same way (docs/managed-redis.md).
+health probe, the queue statistics, the dev runner and the BullMQ bridge all ask this module, so
+a deployment is described once and every process reaches it the same way
+(docs/managed-redis.md).
 
 redis-py does the work: `Sentinel.master_for` returns a client whose connections ask the
 sentinels for the primary's address each time they connect, so after a failover the next
