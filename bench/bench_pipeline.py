@@ -14,7 +14,7 @@ project's environment. bench/README.md describes the protocol and the results.
 
 `shiftstream-sentinel` runs the same services on a Sentinel deployment this script starts (a
 primary, a replica, three sentinels; no persistence, like the single server) with the
-notifier's replication gate on (REDIS_WAIT_REPLICAS=1, docs/decisions/0011): its throughput and
+notifier's replication gate on (REDIS_WAIT_REPLICAS=1, docs/decisions/0012): its throughput and
 p50/p99 against `shiftstream`'s are the measured price of "nothing a client saw is lost in a
 failover". `shiftstream-sentinel-nowait` (not run by default) turns the gate off, to tell the
 cost of WAIT from the cost of going through the sentinels.

@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     redis_tls_key_file: str | None = None
     redis_tls_check_hostname: bool = True
     # Replicas that must hold a write before it is shown to a client (WAIT; docs/decisions/
-    # 0011-failover-durability.md). Unset: 1 in sentinel mode, else 0 (off).
+    # 0012-failover-durability.md). Unset: 1 in sentinel mode, else 0 (off).
     redis_wait_replicas: int | None = Field(default=None, ge=0, le=16)
     # Below the raw client's 10 s round-trip bound (shared/connection/timed.py).
     redis_wait_timeout_ms: int = Field(default=1000, ge=1, le=5_000)
@@ -182,7 +182,7 @@ class Settings(BaseSettings):
             if self.wait_replicas:
                 raise ValueError(
                     "REDIS_WAIT_REPLICAS is not supported with REDIS_MODE=cluster "
-                    "(docs/decisions/0011-failover-durability.md)"
+                    "(docs/decisions/0012-failover-durability.md)"
                 )
         elif self.redis_cluster_nodes:
             raise ValueError(f"REDIS_CLUSTER_NODES is set but REDIS_MODE={self.redis_mode}")

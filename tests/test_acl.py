@@ -230,7 +230,7 @@ def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
 
 def test_what_waits_for_replicas_may_wait(acl_server: AclServer) -> None:
     """With Sentinel the notifier fences and WAITs before a batch's events, and the monolith
-    WAITs after its XADD (decision 0011): each with its own rights, nothing more."""
+    WAITs after its XADD (decision 0012): each with its own rights, nothing more."""
     n = acl_server.names
     notifier = acl_server.client("notifier")
     with notifier.pipeline(transaction=False) as pipe:

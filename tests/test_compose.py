@@ -75,7 +75,7 @@ def test_services_log_in_as_their_own_users_over_tls() -> None:
     assert conf["port"] == "0" and conf["tls-port"] == "6379"
     assert conf["tls-auth-clients"] == "yes" and conf["aclfile"] == "/etc/redis/users.acl"
     assert "--tls" in redis_svc["healthcheck"]["test"][1]
-    for name in (*SERVICES, "bridge"):
+    for name in (*SERVICES, "bridge", "console"):
         svc = doc["services"][name]
         env = svc["environment"]
         assert re.fullmatch(
@@ -132,7 +132,7 @@ def test_the_prepared_stack_redis_admits_each_user_with_its_certificate(
         "ssl_keyfile": str(tls / "client.key"),
     }
     base = {"host": "127.0.0.1", "port": stack_redis.port, "socket_timeout": 5}
-    for user in (*SERVICES, "bridge", "monolith", "admin"):
+    for user in (*SERVICES, "bridge", "console", "monolith", "admin"):
         url = f"rediss://{user}:{env[user.upper() + '_PASSWORD']}@127.0.0.1:{stack_redis.port}/0"
         client = redis.Redis.from_url(url, **{k: v for k, v in cert.items() if k != "ssl"})
         assert client.ping(), user

@@ -3,7 +3,7 @@ three sentinels (`redis-server sentinel.conf --sentinel`) on free ports.
 
 - A failover in the middle of the work: every service finds the new primary by itself (no
   process is restarted), every job ends with exactly one terminal event, nothing stays pending.
-- The durability gate (docs/decisions/0011-failover-durability.md): while no replica takes the
+- The durability gate (docs/decisions/0012-failover-durability.md): while no replica takes the
   writes, the notifier shows a client nothing, so nothing a client saw can vanish in a failover;
   the held events appear once a replica holds what they stand on.
 - Clients: a submission with `REDIS_WAIT_REPLICAS` returns only once a replica holds it, and says

@@ -52,7 +52,7 @@ class Notifier:
         if self.replicas:
             # What a client is about to see (a job accepted, a roster completed) must survive
             # a failover: everything the batch's outcomes stand on is on a replica before the
-            # first event is written (docs/decisions/0011-failover-durability.md).
+            # first event is written (docs/decisions/0012-failover-durability.md).
             await fence(self.redis, self.fence_key, self.replicas, self.wait_ms)
         async with self.redis.pipeline(transaction=False) as pipe:
             for d in batch:

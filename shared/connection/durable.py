@@ -1,4 +1,4 @@
-"""Writes that must survive a failover: WAIT until replicas hold them (docs/decisions/0011).
+"""Writes that must survive a failover: WAIT until replicas hold them (docs/decisions/0012).
 
 Redis replicates asynchronously: a primary acknowledges a write before any replica has it, and
 a failover promotes a replica that may lack the primary's last writes. `WAIT n ms` blocks until

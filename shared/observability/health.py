@@ -32,7 +32,6 @@ import sys
 import time
 from dataclasses import dataclass
 
-import redis
 from redis.exceptions import RedisError, ResponseError
 
 from shared.connection.factory import SyncRedis, bullmq_settings, sync_client
