@@ -10,6 +10,14 @@ project's environment. bench/README.md describes the protocol and the results.
     python bench/bench_pipeline.py                 # full: 10,000 jobs, 500 latency jobs, 3 rounds
     python bench/bench_pipeline.py --quick         # smoke: small N, 1 round
     python bench/bench_pipeline.py --systems floor-streams,faststream,shiftstream
+    python bench/bench_pipeline.py --systems shiftstream,shiftstream-sentinel   # price of WAIT
+
+`shiftstream-sentinel` runs the same services on a Sentinel deployment this script starts (a
+primary, a replica, three sentinels; no persistence, like the single server) with the
+notifier's replication gate on (REDIS_WAIT_REPLICAS=1, docs/decisions/0012): its throughput and
+p50/p99 against `shiftstream`'s are the measured price of "nothing a client saw is lost in a
+failover". `shiftstream-sentinel-nowait` (not run by default) turns the gate off, to tell the
+cost of WAIT from the cost of going through the sentinels.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ PEERS = BENCH / "peers"
 PEERS_ENV = BENCH / ".peers"
 RESULTS = BENCH / "results"
 sys.path.insert(0, str(BENCH))
+sys.path.insert(1, str(REPO))
 
 from benchstats import (  # noqa: E402
     interleaved,
@@ -73,8 +82,15 @@ TRACED = ("shiftstream-traced", "shiftstream-dev")
 TRACED_MIN_RATIO = 0.8
 # A BullMQ monolith switched to ShiftStream through the bridge, next to BullMQ alone.
 BRIDGED = ("bullmq-shiftstream",)
+# On a Sentinel deployment: name -> the services' extra environment.
+SENTINEL: dict[str, list[str]] = {
+    "shiftstream-sentinel": [],
+    "shiftstream-sentinel-nowait": ["REDIS_WAIT_REPLICAS=0"],
+}
 FLOORS = ("redis-benchmark", "floor-streams")
-DEFAULT_SYSTEMS = (*FLOORS, *SHIFTSTREAM, *PYTHON_PEERS, "bullmq", *BRIDGED)
+DEFAULT_SYSTEMS = (
+    *FLOORS, *SHIFTSTREAM, "shiftstream-sentinel", *PYTHON_PEERS, "bullmq", *BRIDGED
+)
 _FS_ALL = ["FS_MAX_RECORDS=1", "FS_MSG_PARAM=1", "FS_DELIVERY_COUNT=1", "FS_TELEMETRY=1"]
 # Not run by default: each isolates one cost named in README "Where the time goes".
 # name -> (driver adapter, worker environment)
@@ -90,7 +106,7 @@ EXPERIMENTS: dict[str, tuple[str, list[str]]] = {
     "fs+all": ("faststream-like", _FS_ALL),
     "fs+all-quiet": ("faststream-like", [*_FS_ALL, "FS_QUIET=1"]),
 }
-ALL_SYSTEMS = (*DEFAULT_SYSTEMS, *EXPERIMENTS)
+ALL_SYSTEMS = (*DEFAULT_SYSTEMS, "shiftstream-sentinel-nowait", *EXPERIMENTS)
 
 DONE_HOW = {
     "redis-benchmark": "no job: redis-benchmark's own count of XADD replies (-c 50 for rate, "
@@ -112,6 +128,9 @@ DONE_HOW = {
     "shiftstream-dev": "as shiftstream, started the way a user does: `shiftstream dev` (dev "
     "mode: traces to .shiftstream/traces.jsonl, rotated at its default size, metrics to "
     "metrics.jsonl, the console running beside the services)",
+    "shiftstream-sentinel": "as shiftstream, on Sentinel (primary + replica), the notifier "
+    "WAITing for the replica before each batch's events (REDIS_WAIT_REPLICAS=1)",
+    "shiftstream-sentinel-nowait": "as shiftstream-sentinel with REDIS_WAIT_REPLICAS=0",
 }
 
 
@@ -300,6 +319,12 @@ def driver_cmd(system: str, url: str, rnd: int, cfg: Config, log: Path) -> list[
         return [sys.executable, driver, "floor-streams", *common]
     if system in BRIDGED:
         return [sys.executable, driver, system, *common, "--runner", cfg.runner]
+    if system in SENTINEL:
+        cmd = [sys.executable, driver, "shiftstream", *common, "--runner", cfg.runner,
+               "--name", system]  # fmt: skip
+        for item in [*cfg.extra["sentinel_env"], *SENTINEL[system]]:
+            cmd += ["--worker-env", item]
+        return cmd
     if system in SHIFTSTREAM:
         cmd = [sys.executable, driver, "shiftstream", *common, "--runner", cfg.runner]
         if system == "shiftstream-x2":
@@ -371,6 +396,8 @@ def per_job(calls: dict[str, int], jobs: int) -> dict[str, Any]:
 def run_one(
     system: str, rnd: int, url: str, port: int, cfg: Config, logdir: Path
 ) -> dict[str, Any]:
+    if system in SENTINEL:  # its own deployment: the driver talks to the primary directly
+        url, port = cfg.extra["sentinel_url"], cfg.extra["sentinel_port"]
     redis_cli(port, "FLUSHALL")
     redis_cli(port, "CONFIG", "RESETSTAT")
     load_before = os.getloadavg()
@@ -503,10 +530,79 @@ def tracing_check(summary: dict[str, dict[str, Any]], runs: list[dict[str, Any]]
     return out
 
 
-def _fmt(v: float | None, digits: int = 0) -> str:
+def _fmt(v: float | None, digits: int = 0, sign: str = "") -> str:
     if v is None:
         return "—"
-    return f"{v:,.{digits}f}"
+    return f"{v:{sign},.{digits}f}"
+
+
+def sentinel_cost(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Each Sentinel variant against the one-server run: the price of the deployment and of
+    the notifier's WAIT, as measured in the same run."""
+    base = summary.get("shiftstream")
+    out: dict[str, dict[str, float | None]] = {}
+    if not base:
+        return out
+    for name in SENTINEL:
+        me = summary.get(name)
+        if not me:
+            continue
+
+        def delta(key: str, me: dict[str, Any] = me) -> float | None:
+            a, b = me.get(key), base.get(key)
+            return None if a is None or b is None else round(a - b, 3)
+
+        out[name] = {
+            "throughput_ratio": ratio(me["throughput_jobs_s"], base["throughput_jobs_s"]),
+            "p50_delta_ms": delta("p50_ms"),
+            "p99_delta_ms": delta("p99_ms"),
+        }
+    return out
+
+
+def wait_round_trip(port: int, n: int = 2000) -> dict[str, Any]:
+    """What one WAIT adds, alone: a write's round trip with and without `WAIT 1` behind it on
+    the same connection (the notifier's fence is exactly this, once per batch)."""
+    import redis
+    from benchstats import percentile
+
+    r = redis.Redis(port=port)
+    out: dict[str, Any] = {"n": n}
+    for label, wait in (("set", False), ("set_wait1", True)):
+        took = []
+        for i in range(n):
+            pipe = r.pipeline(transaction=False)
+            pipe.set("bench:fence", i)
+            if wait:
+                pipe.wait(1, 1000)
+            t0 = time.perf_counter()
+            pipe.execute()
+            took.append((time.perf_counter() - t0) * 1000)
+        out[label] = {"p50": round(percentile(took, 50), 3),
+                      "p99": round(percentile(took, 99), 3)}  # fmt: skip
+    r.close()
+    return out
+
+
+@contextlib.contextmanager
+def sentinel_set(cfg: Config) -> Iterator[str | None]:
+    """A Sentinel deployment for the `shiftstream-sentinel*` systems, if any is to run."""
+    if not any(s in SENTINEL for s in cfg.systems):
+        yield None
+        return
+    from shared.cli.topology import SentinelSet
+
+    topo = SentinelSet(replicas=1, sentinels=3, aof=False).start()
+    try:
+        env = topo.env()
+        primary = topo.primary()
+        cfg.extra["sentinel_url"] = f"redis://127.0.0.1:{primary.port}/0"
+        cfg.extra["sentinel_port"] = primary.port
+        cfg.extra["sentinel_env"] = [f"{k}={v}" for k, v in env.items() if k != "REDIS_URL"]
+        cfg.extra["wait_round_trip_ms"] = wait_round_trip(primary.port)
+        yield f"primary 127.0.0.1:{primary.port}, sentinels {env['REDIS_SENTINELS']}"
+    finally:
+        topo.stop()
 
 
 def render(summary: dict[str, dict[str, Any]], rat: dict[str, Any]) -> str:
@@ -630,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
     order = interleaved(cfg.systems, cfg.rounds)
     runs: list[dict[str, Any]] = []
     load_start = os.getloadavg()
-    with redis_server() as (url, port, redis_version):
+    with redis_server() as (url, port, redis_version), sentinel_set(cfg) as sentinel:
+        if sentinel:
+            print(f"Sentinel: {sentinel}", flush=True)
         print(f"Redis {redis_version} on {url}; {len(order)} runs; logs in {logdir}", flush=True)
         for rnd, system in order:
             res = run_one(system, rnd, url, port, cfg, logdir)
@@ -647,6 +745,7 @@ def main(argv: list[str] | None = None) -> int:
 
     summary = summarise(runs, cfg.systems)
     rat = ratios(summary)
+    wait_cost = sentinel_cost(summary)
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"pipeline-{stamp}.json"
     doc = {
@@ -668,6 +767,8 @@ def main(argv: list[str] | None = None) -> int:
         "targets": TARGETS,
         "target_check": target_check(summary),
         "tracing_check": tracing_check(summary, runs),
+        "sentinel_wait_cost": wait_cost,
+        "wait_round_trip_ms": cfg.extra.get("wait_round_trip_ms"),
         "anchors": ANCHORS,
         "skipped": skipped,
         "runs": runs,
@@ -684,6 +785,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s} ÷ shiftstream (untraced): {tc[s]['ratio']:.2f} "
                   f"(target ≥ {TRACED_MIN_RATIO:.2f}: {'met' if tc[s]['met'] else 'NOT met'})"
                   + ("" if extra is None else f"; every job traced: {extra}"))
+    if cfg.extra.get("wait_round_trip_ms"):
+        w = cfg.extra["wait_round_trip_ms"]
+        print(f"\none write's round trip on the Sentinel primary: {w['set']['p50']} ms p50, "
+              f"{w['set']['p99']} ms p99; with WAIT 1 behind it {w['set_wait1']['p50']} ms p50, "
+              f"{w['set_wait1']['p99']} ms p99 ({w['n']} samples)")  # fmt: skip
+    for name, cost in wait_cost.items():
+        thr = _fmt(cost["throughput_ratio"], 2)
+        p50, p99 = _fmt(cost["p50_delta_ms"], 2, "+"), _fmt(cost["p99_delta_ms"], 2, "+")
+        print(f"\n{name} vs shiftstream (one server): throughput x{thr}, p50 {p50} ms, "
+              f"p99 {p99} ms")  # fmt: skip
     for s, why in skipped.items():
         print(f"skipped {s}: {why}")
 

@@ -11,13 +11,15 @@ import socket
 from functools import cached_property
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.roster.limits import Limits
 from shared.roster.model import Implementation
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+RedisMode = Literal["standalone", "sentinel", "cluster"]
 
 
 def _default_consumer() -> str:
@@ -28,7 +30,30 @@ def _default_consumer() -> str:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
+    # Where Redis is (docs/managed-redis.md). REDIS_URL always carries the scheme (`rediss://`
+    # for TLS), the credentials and, for one server, its address; in sentinel mode its host and
+    # port are not used (the sentinels name the primary), in cluster mode it is one seed node.
     redis_url: str = DEFAULT_REDIS_URL
+    redis_mode: RedisMode = "standalone"
+    # host:port,host:port ... of the sentinels, and the name they monitor the primary under.
+    redis_sentinels: str = ""
+    redis_sentinel_master: str = ""
+    # The sentinels' own login, when they require one (Sentinel has its own ACL).
+    redis_sentinel_username: str | None = None
+    redis_sentinel_password: str | None = None
+    # More cluster seed nodes (host:port,...) beside REDIS_URL's, so a start survives one down.
+    redis_cluster_nodes: str = ""
+    # TLS (with a `rediss://` REDIS_URL): the CA that signed the servers' certificates, and this
+    # client's certificate and key when the servers ask for one (`tls-auth-clients yes`).
+    redis_tls_ca_file: str | None = None
+    redis_tls_cert_file: str | None = None
+    redis_tls_key_file: str | None = None
+    redis_tls_check_hostname: bool = True
+    # Replicas that must hold a write before it is shown to a client (WAIT; docs/decisions/
+    # 0012-failover-durability.md). Unset: 1 in sentinel mode, else 0 (off).
+    redis_wait_replicas: int | None = Field(default=None, ge=0, le=16)
+    # Below the raw client's 10 s round-trip bound (shared/connection/timed.py).
+    redis_wait_timeout_ms: int = Field(default=1000, ge=1, le=5_000)
     # Prepended to every stream and key name, so several deployments (or tests) share a server.
     shiftstream_prefix: str = ""
 
@@ -121,6 +146,83 @@ class Settings(BaseSettings):
     shiftstream_trace_file_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     otel_exporter_otlp_endpoint: str | None = None
 
+    @model_validator(mode="after")
+    def _redis_deployment(self) -> Settings:
+        # Checked here, so a wrong combination stops every process at its start with one line
+        # naming the variable, not at its first command with a driver's stack trace.
+        scheme = self.redis_url.partition("://")[0].lower()
+        if scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(
+                f"REDIS_URL: scheme {scheme!r} unknown, expected redis://, rediss:// or unix://"
+            )
+        tls_files = [self.redis_tls_ca_file, self.redis_tls_cert_file, self.redis_tls_key_file]
+        if scheme != "rediss" and any(tls_files):
+            raise ValueError("REDIS_TLS_* files are set but REDIS_URL is not rediss:// (TLS)")
+        if bool(self.redis_tls_cert_file) != bool(self.redis_tls_key_file):
+            raise ValueError("REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together")
+        for name, path in (
+            ("REDIS_TLS_CA_FILE", self.redis_tls_ca_file),
+            ("REDIS_TLS_CERT_FILE", self.redis_tls_cert_file),
+            ("REDIS_TLS_KEY_FILE", self.redis_tls_key_file),
+        ):
+            if path and not os.path.isfile(path):
+                raise ValueError(f"{name}: no such file {path!r}")
+        if self.redis_mode == "sentinel":
+            if not self.redis_sentinels:
+                raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINELS (host:port,...)")
+            if not self.redis_sentinel_master:
+                raise ValueError("REDIS_MODE=sentinel needs REDIS_SENTINEL_MASTER (its name)")
+            addresses("REDIS_SENTINELS", self.redis_sentinels)
+        elif self.redis_sentinels:
+            raise ValueError(f"REDIS_SENTINELS is set but REDIS_MODE={self.redis_mode}")
+        if self.redis_mode == "cluster":
+            if scheme == "unix":
+                raise ValueError("REDIS_MODE=cluster needs a TCP REDIS_URL, not unix://")
+            addresses("REDIS_CLUSTER_NODES", self.redis_cluster_nodes)
+            if self.wait_replicas:
+                raise ValueError(
+                    "REDIS_WAIT_REPLICAS is not supported with REDIS_MODE=cluster "
+                    "(docs/decisions/0012-failover-durability.md)"
+                )
+        elif self.redis_cluster_nodes:
+            raise ValueError(f"REDIS_CLUSTER_NODES is set but REDIS_MODE={self.redis_mode}")
+        # BullMQ's Python Worker takes one server's address: no sentinels, no cluster.
+        bridged = self.bullmq_queues.strip() and not self.bullmq_redis_url
+        if bridged and self.redis_mode != "standalone":
+            raise ValueError(
+                f"BULLMQ_QUEUES with REDIS_MODE={self.redis_mode} needs BULLMQ_REDIS_URL "
+                "(the BullMQ Redis as one server or a primary endpoint)"
+            )
+        prefix = self.shiftstream_prefix
+        if "{" in prefix and hash_tag(prefix) is None:
+            raise ValueError(
+                f"SHIFTSTREAM_PREFIX: {prefix!r} opens a {{hash tag}} it does not close; "
+                "use a tag like {prod}: or no brace"
+            )
+        for field in ("stream_jobs", "stream_events"):
+            name = self.name(getattr(self, field))
+            if "}" in name and hash_tag(name) is None:
+                raise ValueError(
+                    f"{field.upper()}: {name!r} has a '}}' outside a {{hash tag}}, so its side "
+                    "keys cannot share its Cluster slot; drop the brace or add a tag like {ss}"
+                )
+        return self
+
+    @property
+    def wait_replicas(self) -> int:
+        """Replicas a client-visible write waits for (0: no WAIT)."""
+        if self.redis_wait_replicas is not None:
+            return self.redis_wait_replicas
+        return 1 if self.redis_mode == "sentinel" else 0
+
+    @property
+    def sentinel_nodes(self) -> list[tuple[str, int]]:
+        return addresses("REDIS_SENTINELS", self.redis_sentinels)
+
+    @property
+    def cluster_nodes(self) -> list[tuple[str, int]]:
+        return addresses("REDIS_CLUSTER_NODES", self.redis_cluster_nodes)
+
     def name(self, base: str) -> str:
         return f"{self.shiftstream_prefix}{base}"
 
@@ -136,6 +238,42 @@ class Settings(BaseSettings):
     @cached_property
     def lease_interval(self) -> float:
         return self.reclaim_idle_ms / 3000
+
+
+def addresses(variable: str, text: str) -> list[tuple[str, int]]:
+    """`host:port,host:port` as pairs; a ValueError naming `variable` for a malformed one."""
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{variable}: {item!r} is not host:port")
+        out.append((host, int(port)))
+    return out
+
+
+def hash_tag(key: str) -> str | None:
+    """The part of `key` Redis Cluster hashes when it is not the whole key: the text between
+    the first `{` and the first `}` after it, if not empty (the Cluster specification's rule)."""
+    start = key.find("{")
+    if start < 0:
+        return None
+    end = key.find("}", start + 1)
+    if end <= start + 1:
+        return None
+    return key[start + 1 : end]
+
+
+def settings_error(err: ValidationError) -> str:
+    """A settings ValidationError as one line per problem, naming the variable."""
+    lines = []
+    for e in err.errors():
+        where = ".".join(str(x) for x in e["loc"]).upper()
+        message = str(e["msg"]).removeprefix("Value error, ")
+        lines.append(f"{where}: {message}" if where else message)
+    return "; ".join(lines)
 
 
 def get_settings() -> Settings:

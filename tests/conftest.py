@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from shared.cli.devrunner import EmbeddedServer, Supervisor, service_env
+from shared.connection.factory import sync_client
 from shared.names import Names
 from shared.roster.generator import generate
 from shared.settings import Settings
@@ -79,11 +80,16 @@ class Stack:
     ) -> None:
         self.prefix = f"t{uuid.uuid4().hex[:8]}:"
         full = {**FAST_ENV, "SHIFTSTREAM_PREFIX": self.prefix, **(env or {})}
-        self.settings = Settings(redis_url=url, **{k.lower(): v for k, v in full.items()})
+        self.settings = Settings(**{**{k.lower(): v for k, v in full.items()}, "redis_url": url})
         self.names = Names.from_settings(self.settings)
-        self.redis = redis.Redis.from_url(url, decode_responses=True)
+        # How a client reaches this deployment besides its URL (Sentinel, Cluster, TLS): what
+        # a CLI run against this stack needs in its environment.
+        self.deployment_env = {
+            k: v for k, v in full.items() if k.startswith("REDIS_") and k != "REDIS_URL"
+        }
+        self.redis: Any = sync_client(self.settings, decode_responses=True)
         # Internal streams hold FastStream's binary envelope: read them undecoded.
-        self.raw = redis.Redis.from_url(url)
+        self.raw: Any = sync_client(self.settings)
         self.supervisor = Supervisor(
             service_env(url, full), scale, cwd=cwd or ROOT, log_dir=log_dir, grace=20
         )

@@ -228,6 +228,26 @@ def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
     assert triage.zrem(n.schedule, "retry") == 1
 
 
+def test_what_waits_for_replicas_may_wait(acl_server: AclServer) -> None:
+    """With Sentinel the notifier fences and WAITs before a batch's events, and the monolith
+    WAITs after its XADD (decision 0012): each with its own rights, nothing more."""
+    n = acl_server.names
+    notifier = acl_server.client("notifier")
+    with notifier.pipeline(transaction=False) as pipe:
+        pipe.set(n.fence("notifier-1"), "1", px=60_000)
+        pipe.wait(0, 10)
+        assert pipe.execute() == [True, 0]
+    assert refused(notifier, "SET", n.replayed("dl-x"), "1")  # a replay's mark: admin only
+    mono = acl_server.client("monolith")
+    with mono.pipeline(transaction=False) as pipe:
+        pipe.xadd(n.intake, {"type": "solve", "job_id": "acl-wait", "payload": "{}"})
+        pipe.wait(0, 10)
+        assert pipe.execute()[1] == 0
+    for user in ("monolith", *SERVICES):  # a Cluster client learns the slot map
+        assert not refused(acl_server.client(user), "CLUSTER", "SLOTS"), user
+    assert refused(acl_server.client("solver"), "SET", n.fence("x"), "1")
+
+
 def test_keda_reads_lag_only(acl_server: AclServer) -> None:
     n = acl_server.names
     admin = acl_server.client("admin")

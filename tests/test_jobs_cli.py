@@ -21,7 +21,8 @@ pytestmark = pytest.mark.redis
 
 
 def cli(stack: Stack, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SHIFTSTREAM_PREFIX": stack.prefix, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **stack.deployment_env, "SHIFTSTREAM_PREFIX": stack.prefix,
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "shared.cli.main", *args, "--redis-url", stack.settings.redis_url],
         env=env,

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ K8S = ROOT / "infra" / "k8s"
 KUBERNETES_VERSION = "1.30"
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 Doc = dict[str, Any]
+TLS_DIR = Path(tempfile.mkdtemp(prefix="shiftstream-k8s-tls-"))
 
 
 @cache
@@ -44,6 +46,21 @@ def built() -> tuple[Doc, ...]:
 
 def of_kind(kind: str) -> dict[str, Doc]:
     return {d["metadata"]["name"]: d for d in built() if d["kind"] == kind}
+
+
+@cache
+def tls_secrets() -> dict[str, Doc]:
+    """The TLS Secrets infra/k8s/tls-secrets.sh makes (they hold keys, so are not in git)."""
+    out = subprocess.run(
+        ["sh", str(K8S / "tls-secrets.sh"), str(TLS_DIR), "--print"],
+        capture_output=True, text=True, check=True, timeout=120, cwd=ROOT,
+    ).stdout  # fmt: skip
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    return {d["metadata"]["name"]: d for d in docs}
+
+
+def all_secrets() -> dict[str, Doc]:
+    return of_kind("Secret") | tls_secrets()
 
 
 @cache
@@ -133,7 +150,7 @@ def test_scalers_watch_the_streams_the_services_read() -> None:
     deployments = of_kind("Deployment")
     scaled = of_kind("ScaledObject")
     auths = of_kind("TriggerAuthentication")
-    secrets = of_kind("Secret")
+    secrets = all_secrets()
     assert set(scaled) == set(SERVICES)
     for service in SERVICES:
         so = scaled[service]
@@ -144,6 +161,7 @@ def test_scalers_watch_the_streams_the_services_read() -> None:
         meta = trigger["metadata"]
         assert (meta["stream"], meta["consumerGroup"]) == names.groups[service]
         assert "lagCount" in meta, "scale on the group's lag (entries not yet delivered)"
+        assert meta["enableTLS"] == "true", "Redis speaks TLS only"
         # KEDA resolves *FromEnv from the target's container env.
         assert meta["addressFromEnv"] in env_of(deployments[service])
         assert ":" in env_of(deployments[service])[meta["addressFromEnv"]]
@@ -260,3 +278,55 @@ def test_console_deployment() -> None:
     assert service["spec"]["type"] == "ClusterIP"
     secret = next(iter(of_kind("Secret").values()))
     assert "console-password" in secret["stringData"]
+
+
+def test_redis_speaks_tls_only_and_every_client_shows_a_certificate() -> None:
+    """TLS on by default: Redis has no plain port and asks clients for a certificate; every
+    service connects with rediss:// and the client certificate the Secret mounts; the Secrets
+    the script makes are valid, hold the keys the pods read, and chain to one CA."""
+    conf_map = next(v for k, v in of_kind("ConfigMap").items() if k.startswith("redis-conf"))
+    conf = dict(
+        line.split(None, 1)
+        for line in conf_map["data"]["redis.conf"].splitlines()
+        if line.strip() and not line.startswith("#")
+    )
+    assert conf["port"] == "0" and conf["tls-port"] == "6379"
+    assert conf["tls-auth-clients"] == "yes"
+    secrets = tls_secrets()
+    for secret in secrets.values():
+        validate(secret)
+        assert set(secret["data"]) == {"ca.crt", "tls.crt", "tls.key"}
+    (sts,) = of_kind("StatefulSet").values()
+    volumes = {v["name"]: v for v in sts["spec"]["template"]["spec"]["volumes"]}
+    mounts = {m["name"]: m["mountPath"] for m in container(sts)["volumeMounts"]}
+    server = next(n for n, v in volumes.items() if v.get("secret", {}).get("secretName")
+                  == "shiftstream-redis-tls")  # fmt: skip
+    for key in ("tls-cert-file", "tls-key-file", "tls-ca-cert-file"):
+        folder, _, name = conf[key].rpartition("/")
+        assert mounts[server] == folder and name in secrets["shiftstream-redis-tls"]["data"]
+    probe = " ".join(container(sts)["readinessProbe"]["exec"]["command"])
+    assert "--tls" in probe and "--cert" in probe
+    config = of_kind("ConfigMap")["shiftstream-config"]["data"]
+    client = secrets["shiftstream-redis-client-tls"]["data"]
+    for name, dep in of_kind("Deployment").items():
+        env = env_of(dep)
+        assert env["REDIS_URL"].startswith("rediss://"), name
+        spec = dep["spec"]["template"]["spec"]
+        vols = {v["name"]: v for v in spec["volumes"]}
+        mounted = {m["mountPath"]: m["name"] for m in container(dep)["volumeMounts"]}
+        for var in ("REDIS_TLS_CA_FILE", "REDIS_TLS_CERT_FILE", "REDIS_TLS_KEY_FILE"):
+            folder, _, key = config[var].rpartition("/")
+            volume = vols[mounted[folder]]
+            assert volume["secret"]["secretName"] == "shiftstream-redis-client-tls", (name, var)
+            assert key in client, (name, var)
+    # Both certificates chain to the CA both Secrets carry, and the server's names the Service.
+    files = {n: TLS_DIR / n for n in ("ca.crt", "server.crt", "client.crt")}
+    for cert in ("server.crt", "client.crt"):
+        subprocess.run(["openssl", "verify", "-CAfile", str(files["ca.crt"]), str(files[cert])],
+                       check=True, capture_output=True)  # fmt: skip
+    names = subprocess.run(
+        ["openssl", "x509", "-in", str(files["server.crt"]), "-noout", "-ext", "subjectAltName"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    address = config["REDIS_ADDRESS"].split(":")[0]
+    assert f"DNS:{address}" in names and "DNS:redis.shiftstream.svc" in names

@@ -1,8 +1,9 @@
 """The folder tree is the architecture: imports point one way and never in a circle.
 
-Layers, bottom up: roster < (settings, names, errors, text) < observability < streaming < jobs
-< solving < cli; `services` on top, and `csolver` beside `solving` (it may import the roster
-only). Read from the source with `ast`, so a new module is checked without being listed.
+Layers, bottom up: roster < (settings, names, errors, text) < connection < observability <
+streaming < jobs < solving < cli; `services` on top, and `csolver` beside `solving` (it may
+import the roster only). Read from the source with `ast`, so a new module is checked without
+being listed.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ BASE = {"shared", "shared.settings", "shared.names", "shared.errors", "shared.te
 ALLOWED: dict[str, set[str]] = {
     "shared.roster": {"shared.errors"},
     "shared.base": {"shared.roster"} | BASE,
-    "shared.observability": {"shared.roster"} | BASE,
-    "shared.streaming": {"shared.roster", "shared.observability"} | BASE,
-    "shared.jobs": {"shared.roster", "shared.observability", "shared.streaming"} | BASE,
+    "shared.connection": {"shared.roster"} | BASE,
+    "shared.observability": {"shared.roster", "shared.connection"} | BASE,
+    "shared.streaming": {"shared.roster", "shared.connection", "shared.observability"} | BASE,
+    "shared.jobs": {
+        "shared.roster", "shared.connection", "shared.observability", "shared.streaming",
+    } | BASE,
     "shared.solving": {
-        "shared.roster", "shared.observability", "shared.streaming", "shared.jobs", "csolver",
+        "shared.roster", "shared.connection", "shared.observability", "shared.streaming",
+        "shared.jobs", "csolver",
     } | BASE,
     "csolver": {"shared.roster", "shared.errors"},
     "shared.cli": {"shared", "csolver"},

@@ -8,6 +8,7 @@ the file must be a real, complete roster for the request, not just any JSON.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -34,6 +35,7 @@ def run_node(
     return subprocess.run(
         [node, str(EXAMPLE / "index.js"), "--redis-url", stack.settings.redis_url,
          "--prefix", stack.prefix, "--request", str(request), "--out", str(out), *extra],
+        env={**os.environ, **stack.deployment_env},  # Sentinel, Cluster, TLS settings
         capture_output=True, text=True, timeout=90,
     )  # fmt: skip
 

@@ -11,7 +11,7 @@ import pytest
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from shared.cli.devrunner import EmbeddedServer
-from shared.streaming.redis_client import timed_client
+from shared.connection.timed import timed_client
 
 pytestmark = pytest.mark.redis
 

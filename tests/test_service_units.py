@@ -343,7 +343,7 @@ def test_gc_tuning_still_reclaims_reference_cycles_on_its_own() -> None:
 def test_hiredis_packing_sends_the_bytes_redis_py_would() -> None:
     from redis.asyncio.connection import Connection
 
-    from shared.streaming.redis_connection import HiredisConnection
+    from shared.connection.packing import HiredisConnection
 
     commands: list[tuple[Any, ...]] = [
         ("XADD", "solver.jobs", "MAXLEN", "~", 10_000, "*", b"__data__", b"\x00\xff" * 900),
@@ -364,7 +364,7 @@ def test_hiredis_packing_refuses_what_redis_py_refuses(bad: Any) -> None:
     from redis.asyncio.connection import Connection
     from redis.exceptions import DataError
 
-    from shared.streaming.redis_connection import HiredisConnection
+    from shared.connection.packing import HiredisConnection
 
     for conn in (HiredisConnection(), Connection()):
         with pytest.raises(DataError):
@@ -374,7 +374,7 @@ def test_hiredis_packing_refuses_what_redis_py_refuses(bad: Any) -> None:
 def test_connection_class_follows_the_url_scheme() -> None:
     from redis.asyncio.connection import SSLConnection, UnixDomainSocketConnection
 
-    from shared.streaming.redis_connection import connection_class
+    from shared.connection.packing import connection_class
 
     assert issubclass(connection_class("rediss://h:6380/0"), SSLConnection)
     assert issubclass(connection_class("unix:///run/redis.sock"), UnixDomainSocketConnection)

@@ -16,19 +16,23 @@
 //   1  failed: the services answered solver.failed (error class and reason printed)
 //   2  no terminal event within --timeout seconds
 //   3  bad arguments, or a request file that cannot be read or is not JSON (named in the line)
-//   4  Redis: unreachable, wrong password, or the user lacks a permission (NOPERM)
+//   4  Redis: unreachable, wrong password, the user lacks a permission (NOPERM), or no
+//      replica acknowledged the submission in time (with REDIS_WAIT_REPLICAS)
 //  70  an unexpected error (a bug): printed with its stack trace
 //
 // A long-running monolith would create its group once, share it between all its instances
 // (each entry goes to one of them), and look jobs up by job_id in its own database. This
 // one-shot program makes a private group and removes it at the end instead.
+//
+// Redis is found as the services find it (connection.js): REDIS_MODE=sentinel or cluster,
+// rediss:// with REDIS_TLS_* files, and with replicas the XADD waits until one holds it.
 
 'use strict';
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
-const Redis = require('ioredis');
+const { createClient, addDurably } = require('./connection');
 
 const USAGE =
   'usage: node index.js --redis-url URL --request FILE --out FILE ' +
@@ -124,11 +128,16 @@ async function connect(url) {
   let lastError = null;
   // Blocking reads must not be cut short by ioredis' own retry limit; once connected, a Redis
   // restart is ridden out by reconnecting, but a Redis that never answered is reported at once.
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    lazyConnect: true,
-    retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null),
-  });
+  let redis;
+  try {
+    redis = createClient(url, process.env, {
+      maxRetriesPerRequest: null,
+      lazyConnect: true,
+      retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null),
+    });
+  } catch (err) {
+    throw new Failure(err.message, EXIT.usage); // REDIS_MODE, REDIS_TLS_* ... do not fit
+  }
   // Without a listener ioredis prints every connection error as an "Unhandled error event".
   redis.on('error', (err) => {
     lastError = err;
@@ -189,10 +198,15 @@ async function follow(redis, opts, { intake, events, payload, jobId, group, cons
   const privateGroup = (await ensureGroup(redis, events, group)) && !opts.group;
 
   const tp = traceparent();
-  const entryId = await redis.xadd(
-    intake, 'MAXLEN', '~', '100000', '*',
-    'type', 'solve', 'job_id', jobId, 'payload', payload, 'traceparent', tp,
-  );
+  let entryId;
+  try {
+    entryId = await addDurably(redis, intake, [
+      'type', 'solve', 'job_id', jobId, 'payload', payload, 'traceparent', tp,
+    ]);
+  } catch (err) {
+    if (err.notReplicated) throw new Failure(err.message, EXIT.redis);
+    throw err;
+  }
   console.log(`submitted job ${jobId} as ${intake} entry ${entryId} (trace ${tp.split('-')[1]})`);
 
   const deadline = Date.now() + opts.timeout * 1000;

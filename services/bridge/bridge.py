@@ -57,12 +57,12 @@ from services.bridge.mapping import (
     hand_over,
     trace_fields,
 )
+from shared.connection.factory import async_client, bullmq_connection, bullmq_settings
 from shared.jobs.records import JobRecords
 from shared.observability.health import process_name
 from shared.observability.tracing import TRACER_NAME, job_scope, tracing_on
 from shared.streaming.broker import Service
 from shared.streaming.lua import script
-from shared.streaming.redis_client import timed_client
 from shared.text import text
 
 log = logging.getLogger("shiftstream.bridge")
@@ -171,7 +171,7 @@ class Bridge:
         self.redis = svc.redis
         self.bull_url = s.bullmq_redis_url or s.redis_url
         # Reads BullMQ's keys directly only when a lock renewal failed (removed? taken over?).
-        self.bull = timed_client(self.bull_url, round_trip_timeout=10, socket_connect_timeout=5)
+        self.bull = async_client(bullmq_settings(s), round_trip_timeout=10)
         self.records = JobRecords(svc.redis, svc.names, s)
         self.follower = Follower(svc.redis, svc.names.events, on_resync=self._recheck_guards)
         self.held: set[Held] = set()
@@ -210,7 +210,7 @@ class Bridge:
 
     def _worker_opts(self, concurrency: int, index: int) -> dict[str, Any]:
         return {
-            "connection": self.bull_url,
+            "connection": bullmq_connection(self.s),
             "prefix": self.s.bullmq_prefix,
             "concurrency": concurrency,
             "lockDuration": self.s.bullmq_lock_duration_ms,

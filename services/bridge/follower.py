@@ -21,9 +21,9 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from shared.connection.factory import AsyncRedis
 from shared.jobs.events import TERMINAL_EVENTS
 from shared.text import text
 
@@ -64,7 +64,7 @@ def decode(fields: Mapping[Any, Any]) -> dict[str, str]:
 class Follower:
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: AsyncRedis,
         stream: str,
         *,
         count: int = 1000,

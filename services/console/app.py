@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import redis
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -18,14 +17,17 @@ from services.console.config import ConsoleSettings
 from services.console.pages import Console
 from services.console.reads import Reads
 from services.console.sampler import Sampler
+from shared.connection.factory import async_client, sync_client
 from shared.jobs.client import Client
 from shared.names import Names
 
 
 def build(settings: ConsoleSettings | None = None) -> Starlette:
     s = settings or ConsoleSettings()
-    sync = redis.Redis.from_url(s.redis_url)
-    aio = aioredis.Redis.from_url(s.redis_url)
+    # Built where every process builds its connections (Sentinel, Cluster, TLS).
+    sync = sync_client(s)
+    # Its event reads block 1.5 s at most (reads.py): a slower reply is a dead connection.
+    aio = async_client(s, round_trip_timeout=30)
     sampler = Sampler(
         sync, Names.from_settings(s),
         interval=s.console_refresh_seconds, window=s.console_window_seconds,

@@ -10,14 +10,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import redis
-import redis.asyncio as aioredis
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from pydantic import ValidationError
 
 from services.console.sampler import JobSeen
 from services.console.views import ResultSummary, result_summary
+from shared.connection.factory import AsyncRedis, SyncRedis
 from shared.jobs.dead_letters import DeadLetters, Entry
 from shared.jobs.events import TERMINAL_EVENTS
 from shared.jobs.messages import AttemptError, FailureRecord
@@ -57,7 +56,7 @@ class JobRow:
 
 
 class Reads:
-    def __init__(self, client: aioredis.Redis, sync: redis.Redis, settings: Settings) -> None:
+    def __init__(self, client: AsyncRedis, sync: SyncRedis, settings: Settings) -> None:
         self.redis = client
         self.sync = sync
         self.names = Names.from_settings(settings)

@@ -29,6 +29,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel
 
+from shared.connection.factory import SyncRedis
 from shared.names import Names
 from shared.observability.queue_stats import (
     MAX_WINDOW_ENTRIES,
@@ -77,7 +78,7 @@ class History:
         self.key = f"{names.prefix}console:history"
         self.minutes = minutes
 
-    def write(self, r: redis.Redis, point: MinutePoint) -> None:
+    def write(self, r: SyncRedis, point: MinutePoint) -> None:
         member = point.model_dump_json()
         pipe = r.pipeline(transaction=True)
         pipe.zremrangebyscore(self.key, point.minute, point.minute)
@@ -86,7 +87,7 @@ class History:
         pipe.expire(self.key, 2 * self.minutes * 60)
         pipe.execute()
 
-    def read(self, r: redis.Redis) -> list[MinutePoint]:
+    def read(self, r: SyncRedis) -> list[MinutePoint]:
         out: dict[int, MinutePoint] = {}
         members: Any = r.zrange(self.key, 0, -1)
         for raw in members:
@@ -171,7 +172,7 @@ class Sampler:
     """Samples Redis every `interval` seconds in a worker thread; pages await `changed`."""
 
     def __init__(
-        self, client: redis.Redis, names: Names, *, interval: float, window: float
+        self, client: SyncRedis, names: Names, *, interval: float, window: float
     ) -> None:
         self.redis = client
         self.names = names

@@ -43,7 +43,7 @@ from shared.jobs.records import JobRecords, JobState
 from shared.jobs.schedule import Schedule
 from shared.observability.tracing import entry_scope, record_failure
 from shared.streaming.broker import Service
-from shared.streaming.hop import Delivery
+from shared.streaming.hop import Delivery, ordered_pipelines
 from shared.text import text
 
 log = logging.getLogger("shiftstream.intake")
@@ -112,10 +112,13 @@ class Intake:
         # After the claims, so that a cancel sees a submission earlier in its own batch.
         known = await self._known(batch)
         at = now()
-        async with self.svc.redis.pipeline(transaction=False) as pipe:
+        # A job must not reach the solver before its record and its `accepted` outcome are
+        # written: on one server that is the order inside one pipeline; on a Cluster, whose
+        # nodes each run their share at once, the jobs go in a second round trip.
+        async with ordered_pipelines(self.svc.redis) as (pipe, jobs):
             for d in batch:
                 job_id = job_id_of(d.body)
-                # A dead letter replay (shared/jobs/replay_dead.lua) starts a new lifecycle,
+                # A dead letter replay (shared/jobs/dead_letters.py) starts a new lifecycle,
                 # and so a new trace: the attribute lets `shiftstream trace` tell the two apart
                 # from a trace context lost on the way.
                 replay_of = (d.body.other or {}).get(REPLAY_FIELD)
@@ -131,8 +134,7 @@ class Intake:
                         known=known.get(job_id),
                         cancel_ttl_ms=self.s.cancel_ttl_seconds * 1000,
                     )
-                    await self._carry_out(action, d.body, pipe)
-            await pipe.execute()
+                    await self._carry_out(action, d.body, pipe, jobs)
 
     async def _claim_all(self, batch: list[Delivery[IntakeEntry]]) -> dict[str, bool]:
         # Claimed whatever the verdict: a job id gets exactly one terminal event, so an invalid
@@ -157,7 +159,9 @@ class Intake:
         if not ids:
             return {}
         async with self.svc.redis.pipeline(transaction=False) as pipe:
-            pipe.time()
+            # As a raw command: redis-py's cluster pipeline refuses its `time()` method. On a
+            # Cluster the time is one node's; the nodes' clocks agree to NTP's milliseconds.
+            pipe.execute_command("TIME")
             for job_id in ids:
                 pipe.get(self.names.idempotency(job_id))
                 pipe.pexpiretime(self.names.idempotency(job_id))
@@ -176,7 +180,7 @@ class Intake:
             )
         return known
 
-    async def _carry_out(self, action: Action, entry: IntakeEntry, pipe: Any) -> None:
+    async def _carry_out(self, action: Action, entry: IntakeEntry, pipe: Any, jobs: Any) -> None:
         match action:
             case Reject(job_id, reason):
                 log.info("invalid request %s: %s", job_id, reason)
@@ -191,14 +195,15 @@ class Intake:
             case Duplicate(job_id):
                 log.info("duplicate job id %s ignored", job_id)
             case Accept(job_id, due):
-                await self._accept(job_id, due, entry, pipe)
+                await self._accept(job_id, due, entry, pipe, jobs)
 
     async def _accept(
-        self, job_id: str, due: float | None, entry: IntakeEntry, pipe: Any
+        self, job_id: str, due: float | None, entry: IntakeEntry, pipe: Any, jobs: Any
     ) -> None:
+        """`pipe` is written before `jobs` (`ordered_pipelines`)."""
         job = Job(job_id=job_id, payload=entry.payload or "", trace_id=current_trace_id())
-        # `accepted` goes out before the job (same pipeline, earlier), so no progress can ever
-        # overtake it.
+        # `accepted` and the record go out before the job, so no progress can ever overtake
+        # the one, and the solver's `running` never precedes the other's `queued`.
         await self.svc.publish(
             Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes, pipeline=pipe
         )
@@ -206,10 +211,10 @@ class Intake:
             self.records.queue(
                 pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due
             )
-            await self.schedule.add(job, due, client=pipe)
+            await self.schedule.add(job, due, pipe=jobs)
         else:
             self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
-            await self.svc.publish(job, self.names.jobs, pipeline=pipe)
+            await self.svc.publish(job, self.names.jobs, pipeline=jobs)
 
 
 __all__ = ["Intake", "Verdict", "failure_record", "poison_failure"]

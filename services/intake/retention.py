@@ -12,8 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.text import text
 
 log = logging.getLogger("shiftstream.intake")
@@ -24,7 +23,7 @@ def id_key(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-async def trim_consumed(redis: aioredis.Redis, stream: str, group: str, maxlen: int) -> int:
+async def trim_consumed(redis: AsyncRedis, stream: str, group: str, maxlen: int) -> int:
     """Trim the entries `group` has consumed once `stream` exceeds `maxlen`; how many went."""
     if await redis.xlen(stream) <= maxlen:
         return 0
@@ -50,7 +49,7 @@ class Trimmer:
     """
 
     def __init__(
-        self, redis: aioredis.Redis, stream: str, group: str, maxlen: int, interval: float
+        self, redis: AsyncRedis, stream: str, group: str, maxlen: int, interval: float
     ) -> None:
         self.redis, self.stream, self.group = redis, stream, group
         self.maxlen, self.interval = maxlen, interval

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.jobs.messages import Outcome
 from shared.names import Names
 from shared.streaming.lua import script
@@ -13,7 +12,7 @@ from shared.text import text
 
 
 class EventWriter:
-    def __init__(self, redis: aioredis.Redis, names: Names, *, maxlen: int, guard_ttl: int) -> None:
+    def __init__(self, redis: AsyncRedis, names: Names, *, maxlen: int, guard_ttl: int) -> None:
         self.redis = redis
         self.names = names
         self.maxlen = maxlen
@@ -32,10 +31,12 @@ class EventWriter:
 
         A bare EVALSHA: redis-py's script objects would make every pipeline ask SCRIPT EXISTS
         first, one more round trip per batch. `load` puts the script in place; a Redis that
-        lost it answers NOSCRIPT, and the caller loads it and runs its batch again.
+        lost it answers NOSCRIPT, and the caller loads it and runs its batch again. Sent as a
+        raw command: redis-py's cluster pipeline refuses its `evalsha` method, though it routes
+        the command itself by its keys (all of one batch's in the events stream's slot).
         """
         keys, args = self._args(outcome)
-        pipe.evalsha(self._emit.sha, len(keys), *keys, *args)
+        pipe.execute_command("EVALSHA", self._emit.sha, len(keys), *keys, *args)
 
     async def load(self) -> None:
         await self.redis.script_load(self._emit.script)

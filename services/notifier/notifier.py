@@ -8,6 +8,7 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from services.notifier.event_writer import EventWriter, entry_id
+from shared.connection.durable import fence
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.jobs.records import JobRecords, JobState
 from shared.observability.logs import job_context
@@ -31,6 +32,8 @@ class Notifier:
             svc.redis, svc.names, maxlen=s.events_maxlen, guard_ttl=s.idempotency_ttl_seconds
         )
         svc.app.on_startup(self.events.load)
+        self.replicas, self.wait_ms = s.wait_replicas, s.redis_wait_timeout_ms
+        self.fence_key = svc.names.fence(s.consumer_name)
 
     async def handle_batch(self, batch: list[Delivery[Outcome]]) -> None:
         """Emit the batch's events in one pipeline, then its terminal records in a second.
@@ -46,6 +49,11 @@ class Notifier:
             await self._emit_batch(batch)
 
     async def _emit_batch(self, batch: list[Delivery[Outcome]]) -> None:
+        if self.replicas:
+            # What a client is about to see (a job accepted, a roster completed) must survive
+            # a failover: everything the batch's outcomes stand on is on a replica before the
+            # first event is written (docs/decisions/0012-failover-durability.md).
+            await fence(self.redis, self.fence_key, self.replicas, self.wait_ms)
         async with self.redis.pipeline(transaction=False) as pipe:
             for d in batch:
                 outcome = d.body

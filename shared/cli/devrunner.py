@@ -156,6 +156,10 @@ def redis_for_dev(target: Target) -> Iterator[DevRedis]:
     if answers(target.url):
         yield DevRedis(target.url, embedded=False)
         return
+    mode = os.environ.get("REDIS_MODE", "standalone")
+    if mode != "standalone":
+        # An embedded single server would not be the Sentinel or Cluster deployment asked for.
+        raise SystemExit(f"REDIS_MODE={mode}: {target.shown} does not answer")
     server = EmbeddedServer().start()
     try:
         yield DevRedis(server.url, embedded=True)

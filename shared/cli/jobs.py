@@ -38,6 +38,7 @@ from shared.cli.devrunner import (
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import Target, fail, redact, resolve
 from shared.cli.roster import Output
+from shared.connection.factory import sync_client
 from shared.errors import ReplayError
 from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
@@ -537,8 +538,8 @@ class DeadListOutput(StrEnum):
 
 
 def _dlq(redis_url: str | None) -> DeadLetters:
-    url = resolve(redis_url).url
-    return DeadLetters(redis.Redis.from_url(url), _settings(url))
+    settings = _settings(resolve(redis_url).url)
+    return DeadLetters(sync_client(settings), settings)
 
 
 @dead_app.command("list")
@@ -605,7 +606,7 @@ def dead_replay(
 
     An operator's explicit decision: the job id gets a second lifecycle (a new `accepted` and
     exactly one new terminal event). Guard, idempotency key and record are cleared and the
-    request re-enters intake in one atomic step (shared/jobs/replay_dead.lua).
+    request re-enters intake in steps that are safe to repeat (shared/jobs/dead_letters.py).
     """
     if (dead_letter_id is None) == (not replay_all):
         fail("give one dead letter id, or --all", ExitCode.INVALID)

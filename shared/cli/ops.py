@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import redis
 import typer
 from rich.console import Console, Group
 from rich.live import Live
@@ -22,6 +21,7 @@ from rich.text import Text
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import fail, resolve
 from shared.cli.waterfall import render_job
+from shared.connection.factory import SyncRedis, describe, sync_client
 from shared.names import Names
 from shared.observability.queue_stats import QueueStats, collect
 from shared.observability.telemetry import DEFAULT_TRACE_FILE
@@ -86,12 +86,17 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
             idle,
         )
 
-    streams = Table(title="streams", title_justify="left")
+    title = "streams" + (f" on {stats.redis}" if stats.redis else "")
+    streams = Table(title=title, title_justify="left")
     streams.add_column("role")
     streams.add_column("stream")
     streams.add_column("length", justify="right")
+    on_nodes = any(s.node for s in stats.streams)
+    if on_nodes:  # a Cluster: which node holds each stream
+        streams.add_column("node")
     for s in stats.streams:
-        streams.add_row(s.role, s.stream, str(s.length) if s.exists else "-")
+        row = [s.role, s.stream, str(s.length) if s.exists else "-"]
+        streams.add_row(*row, *([s.node or "-"] if on_nodes else []))
 
     w = stats.window
     summary = Table(title=f"last {w.window_s / 60:g} min", title_justify="left", show_header=False)
@@ -124,13 +129,13 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
 
 
 def _frames(
-    client: redis.Redis, names: Names, settings: Settings, window: float, interval: float,
+    client: SyncRedis, names: Names, settings: Settings, window: float, interval: float,
     console: Console,
 ) -> None:
     """`stats --watch` into a pipe or file: one frame after another, each flushed at once (a
     live display redraws in place only on a terminal, and would write nothing until the end)."""
     while True:
-        snapshot = collect(client, names, window=window)
+        snapshot = collect(client, names, window=window, deployment=describe(settings))
         console.print(stats_renderable(snapshot, settings.reclaim_idle_ms))
         console.print()
         console.file.flush()
@@ -153,14 +158,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Queue health: lengths, lag, pending, dead letters, rates and solve times. With
         --watch into a pipe or file, one frame (or JSON line) per refresh."""
-        settings = Settings()
+        settings = Settings(redis_url=resolve(redis_url).url)
         names = Names.from_settings(settings)
-        client = redis.Redis.from_url(resolve(redis_url).url)
+        client = sync_client(settings)
+        where = describe(settings)
         console = Console()
         try:
             if as_json:
                 while True:
-                    typer.echo(json.dumps(collect(client, names, window=window).model_dump()))
+                    snap = collect(client, names, window=window, deployment=where)
+                    typer.echo(json.dumps(snap.model_dump()))
                     sys.stdout.flush()
                     if not watch:
                         return
@@ -168,14 +175,15 @@ def register(app: typer.Typer) -> None:
             if not watch:
                 console.print(
                     stats_renderable(
-                        collect(client, names, window=window), settings.reclaim_idle_ms
+                        collect(client, names, window=window, deployment=where),
+                        settings.reclaim_idle_ms,
                     )
                 )
                 return
             if not console.is_terminal:
                 _frames(client, names, settings, window, interval, console)
                 return
-            snapshot = collect(client, names, window=window)
+            snapshot = collect(client, names, window=window, deployment=where)
             with Live(
                 stats_renderable(snapshot, settings.reclaim_idle_ms),
                 console=console,
@@ -183,7 +191,7 @@ def register(app: typer.Typer) -> None:
             ) as live:
                 while True:
                     time.sleep(interval)
-                    snapshot = collect(client, names, window=window)
+                    snapshot = collect(client, names, window=window, deployment=where)
                     live.update(stats_renderable(snapshot, settings.reclaim_idle_ms), refresh=True)
         except KeyboardInterrupt:
             pass

@@ -21,12 +21,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
 from shared.cli.exits import ExitCode
-from shared.settings import DEFAULT_REDIS_URL
+from shared.connection.factory import sync_client
+from shared.settings import DEFAULT_REDIS_URL, Settings, settings_error
 
 ENV = "REDIS_URL"
 SCHEMES = ("redis", "rediss", "unix")
@@ -91,7 +93,9 @@ def resolve(flag: str | None) -> Target:
 def answers(url: str, timeout: float = 0.5) -> bool:
     """Whether a server answers at `url`. A server that answers only to refuse (a wrong
     password) raises that refusal: starting another server beside it would hide the mistake."""
-    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    # The deployment's settings (Sentinel, Cluster, TLS: shared/connection/factory.py), at `url`.
+    settings = Settings(redis_url=url)
+    client = sync_client(settings, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
         return bool(client.ping())
     except (redis.AuthenticationError, redis.ResponseError):
@@ -172,6 +176,10 @@ class CliGroup(TyperGroup):
             message, code = explained
             err.print(f"[red]error:[/red] {escape(message)}")
             raise typer.Exit(int(code)) from None
+        except ValidationError as error:
+            # A wrong REDIS_* (or other) setting: the variable and the problem, in one line.
+            err.print(f"[red]error:[/red] settings: {escape(settings_error(error))}")
+            raise typer.Exit(int(ExitCode.INVALID)) from None
         except KeyboardInterrupt:
             err.print("interrupted")
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None

@@ -11,10 +11,11 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-import redis.asyncio as aioredis
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
+from shared.connection.durable import write_durably
+from shared.connection.factory import async_client
 from shared.jobs.events import TERMINAL_EVENTS
 from shared.jobs.messages import DeadLetter
 from shared.jobs.records import JobRecords
@@ -35,10 +36,19 @@ def terminal_of(events: list[dict[str, str]]) -> dict[str, str] | None:
 
 
 class Client:
+    """Parameters:
+        redis_url: where Redis is; the rest of the deployment (Sentinel, Cluster, TLS) comes
+            from `settings`, by default the environment's.
+    """
+
     def __init__(self, redis_url: str, settings: Settings | None = None) -> None:
-        self.settings = settings or Settings(redis_url=redis_url)
-        self.names = Names.from_settings(self.settings)
-        self.redis = aioredis.Redis.from_url(redis_url)
+        settings = settings or Settings(redis_url=redis_url)
+        if settings.redis_url != redis_url:
+            settings = settings.model_copy(update={"redis_url": redis_url})
+        self.settings = settings
+        self.names = Names.from_settings(settings)
+        # Event reads block 1 s at most; a reply slower than this is a dead connection.
+        self.redis = async_client(settings, round_trip_timeout=30)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -68,18 +78,24 @@ class Client:
             fields["not_before"] = not_before.isoformat()
         if traceparent:
             fields["traceparent"] = traceparent
-        entry: dict[Any, Any] = fields
-        await self.redis.xadd(
-            self.names.intake, entry, maxlen=self.settings.stream_maxlen, approximate=True
-        )
+        await self._add(fields)
         return job_id
 
     async def cancel(self, job_id: str) -> None:
-        await self.redis.xadd(
-            self.names.intake,
-            {"type": "cancel", "job_id": job_id},
-            maxlen=self.settings.stream_maxlen,
-            approximate=True,
+        await self._add({"type": "cancel", "job_id": job_id})
+
+    async def _add(self, fields: dict[str, str]) -> None:
+        """XADD to the intake; with REDIS_WAIT_REPLICAS, only done once replicas hold it
+        (`NotReplicated` otherwise: submitting again under the same job id is safe)."""
+        entry: dict[Any, Any] = fields
+        s = self.settings
+        await write_durably(
+            self.redis,
+            s.wait_replicas,
+            s.redis_wait_timeout_ms,
+            lambda pipe: pipe.xadd(
+                self.names.intake, entry, maxlen=s.stream_maxlen, approximate=True
+            ),
         )
 
     async def events(

@@ -2,15 +2,24 @@
 
 A replay is an operator's explicit decision to run a job again under the SAME job id: the
 contract "one terminal event per job id" holds per lifecycle, and a replay starts a second
-lifecycle. `replay_dead.lua` clears the job's terminal guard, idempotency key, job record and
-cancel marker, removes the dead letter and writes a fresh `type=solve` entry to the public
-intake stream, all in one script; the intake then handles it like any new submission
-(attempt 1, a new `accepted`, exactly one new terminal event). Clients that follow the job id
-see the new lifecycle after the old `failed` event.
+lifecycle. It frees the job id (idempotency key, job record, cancel marker), lifts its
+terminal-event guard, writes a fresh `type=solve` entry to the public intake stream and
+removes the dead letter; the intake then handles it like any new submission (attempt 1, a new
+`accepted`, exactly one new terminal event). Clients that follow the job id see the new
+lifecycle after the old `failed` event.
 
-The keys of one replay live in different Redis Cluster slots (the guard hashes on the events
-stream, the idempotency key on the job id): on a Cluster the script must be run per shard
-with co-located names; ShiftStream targets a single primary (docs/design.md §4).
+Those keys live in three Redis Cluster slots (the job's keys hash on the job id, the guard on
+the events stream, the two streams on their names), so no one script can do it all. Four steps
+instead, each one atomic, in an order that any of them may be cut after and the replay run
+again (or run twice at once) without a second lifecycle or a lost job:
+1. `replay_keys.lua` (the job's slot) frees the job id, marked as done for this dead letter;
+2. `replay_guard.lua` (the events slot) lifts the guard, marked likewise;
+3. the intake entry is written; should a rerun write it twice, the intake claims the job id
+   for the first copy and drops the other as a duplicate (the marks keep step 1 from freeing
+   it again in between);
+4. the dead letter is deleted: until then a rerun finds it and completes the replay.
+The marks live as long as an idempotency key. With `REDIS_WAIT_REPLICAS` the last two steps
+also wait for replicas: a replay the CLI reported survives a failover.
 """
 
 from __future__ import annotations
@@ -19,11 +28,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 from pydantic import ValidationError
 
+from shared.connection.durable import write_durably_sync
+from shared.connection.factory import SyncRedis
 from shared.errors import ReplayError
 from shared.jobs.messages import DeadLetter
 from shared.names import Names
@@ -65,11 +75,12 @@ class Entry:
 
 
 class DeadLetters:
-    def __init__(self, client: redis.Redis, settings: Settings) -> None:
+    def __init__(self, client: SyncRedis, settings: Settings) -> None:
         self.redis = client
         self.settings = settings
         self.names = Names.from_settings(settings)
-        self._replay = client.register_script(script(__file__, "replay_dead"))
+        self._free_keys = client.register_script(script(__file__, "replay_keys"))
+        self._lift_guard = client.register_script(script(__file__, "replay_guard"))
 
     def _decode(self, entry_id: Any, fields: dict[Any, Any]) -> Entry:
         data = fields.get(bDATA_KEY)
@@ -112,32 +123,43 @@ class DeadLetters:
                 f"{entry.key}: never became a job (invalid entry or parked outcome); "
                 "nothing to replay"
             )
-        names = self.names
-        new_id = self._replay(
-            keys=[
-                names.terminal(letter.job_id),
-                names.idempotency(letter.job_id),
-                names.job(letter.job_id),
-                names.cancel(letter.job_id),
-                names.intake,
-                names.dead,
-            ],
-            args=[
-                entry.entry_id,
-                self.settings.stream_maxlen,
-                "type",
-                "solve",
-                "job_id",
-                letter.job_id,
-                "payload",
-                letter.payload,
-                REPLAY_FIELD,
-                letter.dead_letter_id,
-            ],
-        )
-        if new_id is None:
+        names, s = self.names, self.settings
+        if not self.redis.xrange(names.dead, min=entry.entry_id, max=entry.entry_id):
             raise ReplayError(f"{entry.key}: already replayed, purged or trimmed")
-        return text(new_id, "replace")
+        job_id, mark_ttl = letter.job_id, s.idempotency_ttl_seconds
+        self._free_keys(
+            keys=[
+                names.idempotency(job_id),
+                names.job(job_id),
+                names.cancel(job_id),
+                names.replay_mark(job_id),
+            ],
+            args=[letter.dead_letter_id, mark_ttl],
+        )
+        self._lift_guard(
+            keys=[names.terminal(job_id), names.replayed(letter.dead_letter_id)], args=[mark_ttl]
+        )
+        fields = {
+            "type": "solve",
+            "job_id": job_id,
+            "payload": letter.payload,
+            REPLAY_FIELD: letter.dead_letter_id,
+        }
+        replies = write_durably_sync(
+            self.redis,
+            s.wait_replicas,
+            s.redis_wait_timeout_ms,
+            lambda pipe: pipe.xadd(
+                names.intake, fields, maxlen=s.stream_maxlen, approximate=True
+            ),
+        )
+        write_durably_sync(
+            self.redis,
+            s.wait_replicas,
+            s.redis_wait_timeout_ms,
+            lambda pipe: pipe.xdel(names.dead, entry.entry_id),
+        )
+        return text(replies[0], "replace")
 
     def purge(self) -> int:
         """Remove every dead letter; the number removed."""

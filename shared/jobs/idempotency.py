@@ -8,12 +8,11 @@ could not tell the two apart and would lose the job in the first case.
 
 from __future__ import annotations
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.text import text
 
 
-async def claim_many(redis: aioredis.Redis, claims: list[tuple[str, str]], ttl: int) -> list[bool]:
+async def claim_many(redis: AsyncRedis, claims: list[tuple[str, str]], ttl: int) -> list[bool]:
     """For each (key, entry id): True if this entry owns the job id (first claim, or a
     redelivery of the owner). One round trip for a whole batch.
 

@@ -14,15 +14,14 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.text import text
 
 log = logging.getLogger("shiftstream.lease")
 
 
 async def renew(
-    redis: aioredis.Redis,
+    redis: AsyncRedis,
     stream: str,
     group: str,
     entry_ids: Sequence[str | bytes],
@@ -35,7 +34,7 @@ async def renew(
     return bool(claimed)
 
 
-async def owner(redis: aioredis.Redis, stream: str, group: str, entry_id: str | bytes) -> str:
+async def owner(redis: AsyncRedis, stream: str, group: str, entry_id: str | bytes) -> str:
     rows = await redis.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
     if not rows:
         return ""
@@ -45,7 +44,7 @@ async def owner(redis: aioredis.Redis, stream: str, group: str, entry_id: str | 
 
 @contextlib.asynccontextmanager
 async def lease(
-    redis: aioredis.Redis,
+    redis: AsyncRedis,
     stream: str,
     group: str,
     entry_ids: Sequence[str | bytes],

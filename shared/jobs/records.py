@@ -9,8 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.jobs.messages import now
 from shared.names import Names
 from shared.settings import Settings
@@ -30,7 +29,7 @@ TERMINAL_STATES = {JobState.COMPLETED.value, JobState.FAILED.value}
 
 
 class JobRecords:
-    def __init__(self, redis: aioredis.Redis, names: Names, settings: Settings) -> None:
+    def __init__(self, redis: AsyncRedis, names: Names, settings: Settings) -> None:
         self.redis = redis
         self.names = names
         self.ttl = settings.job_ttl_seconds
@@ -95,5 +94,5 @@ class JobRecords:
 
 
 
-async def is_cancelled(redis: aioredis.Redis, names: Names, job_id: str) -> bool:
+async def is_cancelled(redis: AsyncRedis, names: Names, job_id: str) -> bool:
     return bool(await redis.exists(names.cancel(job_id)))

@@ -12,8 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import redis.asyncio as aioredis
-
+from shared.connection.factory import AsyncRedis
 from shared.jobs.messages import Job
 from shared.names import Names
 from shared.streaming.codec import encode_entry
@@ -21,16 +20,21 @@ from shared.streaming.lua import script
 
 
 class Schedule:
-    def __init__(self, redis: aioredis.Redis, names: Names, maxlen: int) -> None:
+    def __init__(self, redis: AsyncRedis, names: Names, maxlen: int) -> None:
         self.redis = redis
         self.names = names
         self.maxlen = maxlen
         self._promote = redis.register_script(script(__file__, "promote_due"))
 
-    async def add(self, job: Job, due: float, client: Any = None) -> None:
-        """`client` may be a pipeline: the write then goes with the caller's others."""
+    async def add(self, job: Job, due: float, pipe: Any = None) -> None:
+        """With `pipe` (a pipeline) the write is queued there, to go with the caller's others."""
         member = await encode_entry(job)
-        await (client or self.redis).zadd(self.names.schedule, {member: int(due * 1000)})
+        if pipe is not None:
+            # Not awaited: awaiting a redis-py cluster pipeline initialises it again, which
+            # empties the commands queued so far.
+            pipe.zadd(self.names.schedule, {member: int(due * 1000)})
+            return
+        await self.redis.zadd(self.names.schedule, {member: int(due * 1000)})
 
     async def promote_due(self, batch: int = 100) -> int:
         moved = await self._promote(

@@ -32,9 +32,9 @@ import sys
 import time
 from dataclasses import dataclass
 
-import redis
 from redis.exceptions import RedisError, ResponseError
 
+from shared.connection.factory import SyncRedis, bullmq_settings, sync_client
 from shared.names import Names
 from shared.settings import Settings
 from shared.text import text
@@ -61,7 +61,7 @@ def consumer_prefix() -> str:
 
 
 def check(
-    client: redis.Redis,
+    client: SyncRedis,
     service: str,
     mode: str,
     *,
@@ -120,7 +120,7 @@ def check(
 
 
 def check_bridge(
-    client: redis.Redis, mode: str, settings: Settings, *, max_idle_ms: int
+    client: SyncRedis, mode: str, settings: Settings, *, max_idle_ms: int
 ) -> Verdict:
     """The BullMQ bridge: `ready` when both Redis servers answer; `live` when it wrote its
     heartbeat (every second, from the event loop its held jobs need) within `max_idle_ms`."""
@@ -129,7 +129,7 @@ def check_bridge(
     try:
         client.ping()
         if mode == "ready" and settings.bullmq_redis_url:
-            bull = redis.Redis.from_url(settings.bullmq_redis_url, socket_timeout=3)
+            bull = sync_client(bullmq_settings(settings), socket_timeout=3)
             try:
                 bull.ping()
             finally:
@@ -152,7 +152,7 @@ def check_bridge(
 
 
 def _stale_holds(
-    client: redis.Redis, stream: str, group: str, prefix: str, idle_ms: int
+    client: SyncRedis, stream: str, group: str, prefix: str, idle_ms: int
 ) -> list[tuple[str, str, int]]:
     """Entries our consumers hold without renewing: (entry id, consumer, idle ms)."""
     rows = client.xpending_range(stream, group, min="-", max="+", count=100, idle=idle_ms)
@@ -163,7 +163,7 @@ def _stale_holds(
     ]
 
 
-def _waiting(client: redis.Redis, stream: str, info: dict[str, object]) -> int:
+def _waiting(client: SyncRedis, stream: str, info: dict[str, object]) -> int:
     """Entries not yet delivered to the group (XINFO GROUPS `lag`)."""
     lag = info.get("lag")
     if lag is not None:
@@ -195,8 +195,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     settings = Settings()
-    client = redis.Redis.from_url(
-        settings.redis_url, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
+    client = sync_client(
+        settings, socket_timeout=args.timeout, socket_connect_timeout=args.timeout
     )
     max_idle_ms = int(args.max_idle * 1000)
     try:

@@ -27,6 +27,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, Field
 
+from shared.connection.factory import SyncRedis, is_cluster
 from shared.names import Names
 from shared.text import text
 
@@ -48,6 +49,11 @@ class StreamStats(BaseModel):
     stream: str
     length: int
     exists: bool
+    node: str | None = Field(
+        default=None,
+        description="The Redis Cluster node (host:port) that holds the stream; None when one "
+        "primary holds everything",
+    )
 
 
 class ConsumerStats(BaseModel):
@@ -105,6 +111,9 @@ class WindowStats(BaseModel):
 class QueueStats(BaseModel):
     at: float = Field(description="Redis server time, Unix seconds")
     prefix: str
+    redis: str | None = Field(
+        default=None, description="Where Redis is: one server, a Sentinel primary or a Cluster"
+    )
     streams: list[StreamStats]
     groups: list[GroupStats]
     dead_letters: int
@@ -127,12 +136,12 @@ def _id_ms(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
-def _server_time(r: redis.Redis) -> float:
+def _server_time(r: SyncRedis) -> float:
     sec, usec = r.time()
     return float(sec) + float(usec) / 1e6
 
 
-def _stream_stats(r: redis.Redis, names: Names) -> list[StreamStats]:
+def _stream_stats(r: SyncRedis, names: Names) -> list[StreamStats]:
     roles = {
         "intake": names.intake,
         "jobs": names.jobs,
@@ -148,12 +157,25 @@ def _stream_stats(r: redis.Redis, names: Names) -> list[StreamStats]:
         pipe.xlen(stream)
     res = pipe.execute()
     return [
-        StreamStats(role=role, stream=stream, exists=bool(res[2 * i]), length=int(res[2 * i + 1]))
+        StreamStats(
+            role=role,
+            stream=stream,
+            exists=bool(res[2 * i]),
+            length=int(res[2 * i + 1]),
+            node=_node_of(r, stream),
+        )
         for i, (role, stream) in enumerate(roles.items())
     ]
 
 
-def _group_stats(r: redis.Redis, service: str, stream: str, group: str, now: float) -> GroupStats:
+def _node_of(r: SyncRedis, key: str) -> str | None:
+    if not is_cluster(r):
+        return None
+    node = r.get_node_from_key(key)  # type: ignore[union-attr]
+    return f"{node.host}:{node.port}"
+
+
+def _group_stats(r: SyncRedis, service: str, stream: str, group: str, now: float) -> GroupStats:
     try:
         infos = r.xinfo_groups(stream)
     except redis.ResponseError:  # no such stream yet
@@ -260,7 +282,7 @@ def summarise_window(
     return w
 
 
-def fallbacks_since(r: redis.Redis, names: Names, start_ms: int) -> int:
+def fallbacks_since(r: SyncRedis, names: Names, start_ms: int) -> int:
     """Entries written to `solver.fallback` since `start_ms`: the failed primary solves.
 
     The fallback stream holds exactly the primary solves that failed; `solver_used=greedy`
@@ -270,7 +292,7 @@ def fallbacks_since(r: redis.Redis, names: Names, start_ms: int) -> int:
     return len(handed or [])
 
 
-def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> WindowStats:
+def _window_stats(r: SyncRedis, names: Names, now: float, window: float) -> WindowStats:
     start_ms = int((now - window) * 1000)
     terminals: list[Terminal] = []
     scanned = 0
@@ -303,7 +325,7 @@ def _window_stats(r: redis.Redis, names: Names, now: float, window: float) -> Wi
     )
 
 
-def queue_waits(r: redis.Redis, names: Names, terminals: Iterable[Terminal]) -> dict[str, float]:
+def queue_waits(r: SyncRedis, names: Names, terminals: Iterable[Terminal]) -> dict[str, float]:
     """Queue wait in ms of each completed job among `terminals` whose record tells it."""
     # job id -> estimated start (seconds): completed event time minus its solve time
     completed: dict[str, float | None] = {
@@ -334,16 +356,18 @@ def queue_waits(r: redis.Redis, names: Names, terminals: Iterable[Terminal]) -> 
 
 
 def collect(
-    r: redis.Redis,
+    r: SyncRedis,
     names: Names,
     *,
     window: float = 300.0,
     window_stats: WindowStats | None = None,
+    deployment: str | None = None,
 ) -> QueueStats:
     """One snapshot of the queue's health. Read-only; a few dozen commands plus the window.
 
     `window_stats`, when given, replaces the scan of the events stream: a long-running reader
-    (the console) keeps its window up to date incrementally instead.
+    (the console) keeps its window up to date incrementally instead. `deployment` is shown as
+    where Redis is (shared/connection/factory.py: `describe`).
     """
     now = _server_time(r)
     streams = _stream_stats(r, names)
@@ -355,6 +379,7 @@ def collect(
     return QueueStats(
         at=now,
         prefix=names.prefix,
+        redis=deployment,
         streams=streams,
         groups=groups,
         dead_letters=dead,

@@ -11,30 +11,28 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-import redis.asyncio as aioredis
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
-from redis.asyncio.connection import Connection
+from pydantic import ValidationError
 from redis.exceptions import ResponseError
 
+from shared.connection.factory import AsyncRedis, async_client, broker_for, describe
 from shared.names import Names
 from shared.observability.logs import configure_logging
 from shared.observability.metrics import Metrics, meter_provider
 from shared.observability.telemetry import tracer_provider
-from shared.settings import Settings
+from shared.settings import Settings, settings_error
 from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
-from shared.streaming.redis_client import timed_client
-from shared.streaming.redis_connection import connection_class
 from shared.text import text
 
 log = logging.getLogger("shiftstream")
 
 
-async def ensure_group(client: aioredis.Redis, stream: str, group: str) -> None:
+async def ensure_group(client: AsyncRedis, stream: str, group: str) -> None:
     """Create `group` at id 0 so entries written before anyone listened are still delivered."""
     try:
         await client.xgroup_create(name=stream, groupname=group, id="0", mkstream=True)
@@ -51,7 +49,7 @@ class Service:
     settings: Settings
     names: Names
     broker: RedisBroker
-    redis: aioredis.Redis
+    redis: AsyncRedis
     app: FastStream
     metrics: Metrics
     _groups: list[tuple[str, str]] = field(default_factory=list)
@@ -211,18 +209,21 @@ def _entry_reader(
 
 
 def build_service(name: str, settings: Settings | None = None) -> Service:
-    settings = settings or Settings()
+    try:
+        settings = settings or Settings()
+    except ValidationError as err:
+        # One line naming the variable, not a stack trace; the supervisor restarts in vain
+        # until the setting is fixed, and says so in the log each time.
+        raise SystemExit(f"{name}: settings: {settings_error(err)}") from None
     configure_logging(name)
     logger = logging.getLogger(f"shiftstream.{name}")
+    logger.info("redis: %s", describe(settings))
     provider = tracer_provider(f"shiftstream-{name}", settings)
     meters = meter_provider(
         name, trace_file=settings.shiftstream_trace_file, dev=settings.shiftstream_dev
     )
-    packing = connection_class(settings.redis_url)
-    broker = RedisBroker(
-        settings.redis_url,
-        # Its annotation says Connection; a unix:// URL takes the socket class, as in redis-py.
-        connection_class=cast(type[Connection], packing),
+    broker = broker_for(
+        settings,
         middlewares=(EntryTelemetryMiddleware(tracer_provider=provider, meter_provider=meters),),
         graceful_timeout=settings.graceful_timeout,
         logger=logger,
@@ -231,7 +232,7 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     # No call on this client blocks by design (reads go through the broker), so a reply that
     # takes longer than this is a half-dead connection: fail the handler (the entry stays
     # pending for a reclaimer) rather than hang it for ever.
-    client = timed_client(settings.redis_url, round_trip_timeout=10, socket_connect_timeout=5)
+    client = async_client(settings, round_trip_timeout=10, socket_connect_timeout=5)
     app = FastStream(broker, logger=logger)
     svc = Service(
         name=name,

@@ -24,14 +24,16 @@ What stays as before (docs/design.md §4):
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from faststream.redis.message import bDATA_KEY
 from pydantic import BaseModel
 
+from shared.connection.factory import is_cluster
 from shared.streaming.codec import encode_entry, envelope
 
 T = TypeVar("T")
@@ -110,3 +112,26 @@ async def requeue(pipe: Any, stream: str, delivery: Delivery[Any], maxlen: int) 
     """
     data = await envelope(delivery.body.model_dump_json().encode(), dict(delivery.headers))
     pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=True)
+
+
+@contextlib.asynccontextmanager
+async def ordered_pipelines(redis: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """Two pipelines, `first` and `then`, whose writes land in that order; both are executed
+    when the block ends without an error.
+
+    One server runs a pipeline's commands in order, so there both are the same pipeline and cost
+    one round trip. A Redis Cluster client sends each node its share of a pipeline at once, so a
+    write to one node can land before an earlier write to another: there `then` is sent only
+    after `first` was answered, one round trip more (docs/managed-redis.md).
+    """
+    if not is_cluster(redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            yield pipe, pipe
+            await pipe.execute()
+        return
+    async with redis.pipeline(transaction=False) as first, redis.pipeline(
+        transaction=False
+    ) as then:
+        yield first, then
+        await first.execute()
+        await then.execute()

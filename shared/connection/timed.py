@@ -11,9 +11,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from shared.streaming.redis_connection import connection_class
+from shared.connection.packing import connection_class
 
 
 class RoundTripTimeout(aioredis.Redis):
@@ -47,7 +48,8 @@ def _stalled(seconds: float) -> RedisTimeoutError:
 
 
 def timed_client(url: str, *, round_trip_timeout: float, **kwargs: Any) -> RoundTripTimeout:
-    """A `RoundTripTimeout` client for `url`, its connections packing with hiredis."""
+    """A `RoundTripTimeout` client for one server at `url`, its connections packing with
+    hiredis. (shared/connection/factory.py builds every client; this is its one-server case.)"""
     # redis-py's connections default to a 5 s per-reply timer: off, the round trip has one.
     client = RoundTripTimeout.from_url(
         url, connection_class=connection_class(url), socket_timeout=None, **kwargs
@@ -64,5 +66,41 @@ class TimedPipeline(Pipeline):
         try:
             async with asyncio.timeout(self.round_trip_timeout):
                 return await super().execute(raise_on_error)
+        except TimeoutError as err:
+            raise _stalled(self.round_trip_timeout) from err
+
+
+class TimedCluster(RedisCluster):
+    """`RoundTripTimeout` for a Redis Cluster: each command, and each pipeline as a whole (its
+    per-node shares go out at once), must be answered within `round_trip_timeout`."""
+
+    round_trip_timeout: float = 10.0
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            async with asyncio.timeout(self.round_trip_timeout):
+                return await super().execute_command(*args, **kwargs)
+        except TimeoutError as err:
+            raise _stalled(self.round_trip_timeout) from err
+
+    def pipeline(
+        self, transaction: Any | None = None, shard_hint: Any | None = None
+    ) -> ClusterPipeline:
+        if shard_hint:
+            raise ValueError("shard_hint is not supported in cluster mode")
+        pipe = TimedClusterPipeline(self, transaction)  # type: ignore[abstract]
+        pipe.round_trip_timeout = self.round_trip_timeout
+        return pipe
+
+
+class TimedClusterPipeline(ClusterPipeline):
+    round_trip_timeout: float = 10.0
+
+    async def execute(
+        self, raise_on_error: bool = True, allow_redirections: bool = True
+    ) -> list[Any]:
+        try:
+            async with asyncio.timeout(self.round_trip_timeout):
+                return await super().execute(raise_on_error, allow_redirections)
         except TimeoutError as err:
             raise _stalled(self.round_trip_timeout) from err

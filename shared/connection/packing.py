@@ -20,6 +20,7 @@ from redis.asyncio.connection import (
     SSLConnection,
     UnixDomainSocketConnection,
 )
+from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
 from redis.exceptions import DataError
 
 
@@ -68,9 +69,23 @@ class HiredisUnixConnection(HiredisPacking, UnixDomainSocketConnection):
     pass
 
 
-def connection_class(url: str) -> type[AbstractConnection]:
-    """The class for `url`'s scheme, as redis-py would pick it, with hiredis packing."""
+class HiredisSentinelConnection(HiredisPacking, SentinelManagedConnection):
+    pass
+
+
+class HiredisSentinelSSLConnection(HiredisPacking, SentinelManagedSSLConnection):
+    pass
+
+
+def connection_class(url: str, *, sentinel: bool = False) -> type[AbstractConnection]:
+    """The class for `url`'s scheme, as redis-py would pick it, with hiredis packing.
+
+    With `sentinel` the connection asks the sentinels for the primary's address at every
+    connect (redis-py's `SentinelManagedConnection`), which is how a client follows a failover.
+    """
     scheme = url.partition("://")[0].lower()
+    if sentinel:
+        return HiredisSentinelSSLConnection if scheme == "rediss" else HiredisSentinelConnection
     if scheme == "rediss":
         return HiredisSSLConnection
     if scheme == "unix":
