@@ -64,6 +64,10 @@ def solve_request(
             "time_to_best_ms": run.time_to_best_ms,
             "cancelled": run.cancelled,
             "timed_out": run.timed_out,
+            # every field, in declaration order: `trusted`'s fast path; the proof comes below
+            "lower_bound": None,
+            "gap": None,
+            "proven_optimal": False,
         },
     )
     result = build_result(problem, run.roster, stats, evaluation=run.evaluation)
