@@ -17,10 +17,39 @@ def test_untrimmed_foreign_writes_are_trimmed_once_consumed(make_stack: StackFac
         stack.redis.xadd(stack.names.intake, {"type": "cancel", "job_id": f"nothing-{i}"})
     job = stack.submit(request_json(implementation="greedy"))
     stack.wait_terminal(job)
+    # Everything consumed goes, not only what lies past STREAM_MAXLEN.
     stack.wait_for(
-        lambda: stack.redis.xlen(stack.names.intake) <= 100, timeout=20, what="intake trim"
+        lambda: stack.redis.xlen(stack.names.intake) == 0, timeout=20, what="intake trim"
     )
     assert stack.pending("intake") == 0
+
+
+def test_rejected_oversized_requests_leave_redis(make_stack: StackFactory) -> None:
+    """Requests over the size limit are answered `invalid` and their bytes leave Redis: the
+    intake stream keeps no consumed entry, so a flood of them does not stay in memory."""
+    stack = make_stack(env={"TRIM_INTERVAL_SECONDS": "0.3", "SOLVER_MAX_JSON_BYTES": "100000"})
+    before = int(stack.redis.info("memory")["used_memory"])
+    big = '{"x": "' + "y" * 2_000_000 + '"}'
+    jobs = [stack.submit(big) for _ in range(10)]
+    found = stack.wait_terminal(*jobs)
+    assert all(e["error_class"] == "invalid" for e in found.values())
+    stack.wait_for(
+        lambda: stack.redis.xlen(stack.names.intake) == 0, timeout=20, what="intake trim"
+    )
+    # The dead letters hold the raw entry shortened (10,000 characters a field).
+    grown = int(stack.redis.info("memory")["used_memory"]) - before
+    assert grown < 5_000_000, grown
+
+
+def test_outcomes_are_removed_once_published(make_stack: StackFactory) -> None:
+    """A result is kept once, in `solver-events`, not a second time in `solver.outcomes`."""
+    stack = make_stack(env={"TRIM_INTERVAL_SECONDS": "0.3"})
+    jobs = [stack.submit(request_json(implementation="greedy")) for _ in range(3)]
+    stack.wait_terminal(*jobs)
+    stack.wait_for(
+        lambda: stack.redis.xlen(stack.names.outcomes) == 0, timeout=20, what="outcomes trim"
+    )
+    assert all(stack.terminal(j)[0]["type"] == "solver.completed" for j in jobs)
 
 
 def test_every_side_key_expires(make_stack: StackFactory) -> None:

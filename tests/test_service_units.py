@@ -216,7 +216,8 @@ def test_a_batch_read_decodes_every_entry_into_the_model() -> None:
 
     msg, entries = asyncio.run(decode())
     assert entries[0] == IntakeEntry(type="solve", job_id="a")
-    assert entries[1].job_id is None and entries[1].other is None
+    assert entries[1].job_id is None
+    assert entries[1].other == {"__data__": "\\xff\\xfe not json"}  # for the dead letter
     assert msg.batch_headers[0]["traceparent"] == "00-abc-def-01"
     assert msg.headers["traceparent"] == "00-abc-def-01"  # the batch span's parent
     assert msg.raw_message["message_ids"] == [b"1-0", b"1-1"]  # what the ack sends
@@ -238,6 +239,22 @@ def test_a_batch_of_internal_entries_decodes_their_envelopes() -> None:
     msg, decoded = asyncio.run(decode())
     assert decoded == outcomes
     assert [h["traceparent"] for h in msg.batch_headers] == ["t0", "t1", "t2"]
+
+
+def test_a_flat_entry_with_a_data_field_stays_flat() -> None:
+    body, _ = intake_body({b"type": b"solve", b"job_id": b"j1", bDATA_KEY: b"x"})
+    entry = IntakeEntry.model_validate_json(body)
+    assert entry.job_id == "j1" and entry.other == {"__data__": "x"}
+
+
+def test_fields_that_are_not_utf8_are_named_and_kept_escaped() -> None:
+    a, _ = intake_body({b"type": b"solve", b"job_id": b"\xffbin"})
+    b, _ = intake_body({b"type": b"solve", b"job_id": b"\xfebin"})
+    ea, eb = IntakeEntry.model_validate_json(a), IntakeEntry.model_validate_json(b)
+    assert ea.defect == eb.defect == "job_id: not valid UTF-8"
+    assert ea.job_id != eb.job_id and ea.job_id == "\\xffbin"
+    ok, _ = intake_body({b"type": b"solve", b"job_id": "é".encode()})
+    assert IntakeEntry.model_validate_json(ok).defect is None
 
 
 def test_parser_turns_garbage_into_an_object() -> None:

@@ -21,11 +21,11 @@ from services.intake.verdict import (
     Verdict,
     anon,
     job_id_of,
+    job_id_problem,
     judge,
     kind_of,
     needs_claim,
     route,
-    usable_job_id,
 )
 from shared.errors import ErrorClass
 from shared.jobs.dead_letters import REPLAY_ATTRIBUTE, REPLAY_FIELD
@@ -58,7 +58,7 @@ def failure_record(
     stage: str, job_id: str, error_class: ErrorClass, reason: str, entry: IntakeEntry
 ) -> FailureRecord:
     """A permanent failure of an intake entry, holding what the producer sent."""
-    raw = entry.model_dump(exclude_none=True, exclude={"other"}) | (entry.other or {})
+    raw = entry.model_dump(exclude_none=True, exclude={"other", "defect"}) | (entry.other or {})
     return FailureRecord(
         job_id=job_id,
         severity=Severity.PERMANENT,
@@ -74,7 +74,9 @@ def poison_failure(stage: str, delivery: Delivery[IntakeEntry]) -> FailureRecord
     """The failure record of an intake entry that keeps failing (the hop's poison reaction)."""
     return failure_record(
         stage,
-        job_id_of(delivery.body) or anon(delivery.entry_id),
+        job_id_of(delivery.body)
+        if job_id_problem(delivery.body) is None
+        else anon(delivery.entry_id),
         ErrorClass.EXHAUSTED,
         f"{stage}: delivered {delivery.delivery_count} times without finishing (poison message)",
         delivery.body,
@@ -153,7 +155,7 @@ class Intake:
             {
                 job_id_of(d.body)
                 for d in batch
-                if kind_of(d.body) == "cancel" and usable_job_id(job_id_of(d.body))
+                if kind_of(d.body) == "cancel" and job_id_problem(d.body) is None
             }
         )
         if not ids:

@@ -92,21 +92,34 @@ def parse_not_before(value: str) -> float:
 
 
 def job_id_of(entry: IntakeEntry) -> str:
-    """The entry's job id as the intake keys it ("" when missing)."""
-    return (entry.job_id or "").strip()
+    """The entry's job id exactly as sent ("" when missing): never rewritten, so that the
+    answer goes out under the id its producer waits for."""
+    return entry.job_id or ""
 
 
 def kind_of(entry: IntakeEntry) -> str:
     return (entry.type or "").strip()
 
 
-def usable_job_id(job_id: str) -> bool:
-    return 0 < len(job_id) <= MAX_JOB_ID
+def job_id_problem(entry: IntakeEntry) -> str | None:
+    """Why the entry's job id cannot be used as sent (None: it can)."""
+    job_id = job_id_of(entry)
+    if entry.defect is not None:
+        return entry.defect
+    if not job_id:
+        return "job_id: missing"
+    if len(job_id) > MAX_JOB_ID:
+        return f"job_id: longer than {MAX_JOB_ID} characters"
+    if job_id != job_id.strip():
+        # Stripped, it would collide with the id without the spaces; kept, most clients would
+        # not match it. Refused either way, never rewritten.
+        return f"job_id: {job_id[:60]!r} has surrounding whitespace"
+    return None
 
 
 def needs_claim(entry: IntakeEntry) -> bool:
     """Whether the entry spends its job id (a solve request under a usable id)."""
-    return usable_job_id(job_id_of(entry)) and kind_of(entry) == "solve"
+    return job_id_problem(entry) is None and kind_of(entry) == "solve"
 
 
 def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
@@ -175,10 +188,8 @@ def route(
         cancel_ttl_ms: the longest a cancel marker lives (`CANCEL_TTL_SECONDS`).
     """
     job_id = job_id_of(entry)
-    if not job_id:
-        return Reject(anon(entry_id), "job_id: missing")
-    if len(job_id) > MAX_JOB_ID:
-        return Reject(anon(entry_id), f"job_id: longer than {MAX_JOB_ID} characters")
+    if (problem := job_id_problem(entry)) is not None:
+        return Reject(anon(entry_id), problem)
     kind = kind_of(entry)
     if kind == "cancel":
         return cancel_action(job_id, entry_id, known, cancel_ttl_ms)

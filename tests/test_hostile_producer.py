@@ -1,0 +1,82 @@
+"""Issue 22, against a real Redis and the running services: what a hostile or careless producer
+sends is answered exactly once, under the id it sent, or dead-lettered with the raw entry."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.conftest import Stack, request_json
+
+pytestmark = pytest.mark.redis
+
+
+def dead_letters(stack: Stack) -> list[dict[str, Any]]:
+    return stack.records(stack.names.dead)
+
+
+def letter_with(stack: Stack, field: str, value: str) -> dict[str, Any]:
+    stack.wait_for(
+        lambda: any((d["raw"] or {}).get(field) == value for d in dead_letters(stack)),
+        what=f"a dead letter holding {field}={value!r}",
+    )
+    return next(d for d in dead_letters(stack) if (d["raw"] or {}).get(field) == value)
+
+
+def test_an_id_with_surrounding_whitespace_is_refused_not_taken_for_another(
+    stack: Stack,
+) -> None:
+    plain = f"ws-{uuid.uuid4().hex[:8]}"
+    padded = f" {plain} "
+    stack.submit(request_json(implementation="greedy"), job_id=plain)
+    assert stack.wait_terminal(plain)[plain]["type"] == "solver.completed"
+    stack.submit(request_json(implementation="greedy"), job_id=padded)
+    letter = letter_with(stack, "job_id", padded)
+    assert letter["job_id"].startswith("anon-")
+    assert "surrounding whitespace" in letter["reason"]
+    failed = stack.wait_terminal(letter["job_id"])[letter["job_id"]]
+    assert failed["error_class"] == "invalid"
+    assert len(stack.terminal(plain)) == 1  # the padded request did not touch `plain`
+
+
+def test_two_ids_that_are_not_utf8_are_two_dead_letters(stack: Stack) -> None:
+    tag = uuid.uuid4().hex[:8].encode()
+    ids = [b"\xffbin-" + tag, b"\xfebin-" + tag]
+    for raw_id in ids:
+        stack.raw.xadd(
+            stack.names.intake,
+            {b"type": b"solve", b"job_id": raw_id, b"payload": request_json().encode()},
+        )
+    letters = [letter_with(stack, "job_id", raw_id.decode("utf-8", "backslashreplace"))
+               for raw_id in ids]  # fmt: skip
+    assert letters[0]["job_id"] != letters[1]["job_id"]
+    for letter in letters:
+        assert letter["job_id"].startswith("anon-")
+        assert letter["reason"] == "job_id: not valid UTF-8"
+    stack.wait_terminal(*(letter["job_id"] for letter in letters))
+    assert stack.pending("intake") == 0
+
+
+def test_a_field_named_data_does_not_make_an_envelope(stack: Stack) -> None:
+    job = f"data-{uuid.uuid4().hex[:8]}"
+    stack.xadd(
+        {"type": "solve", "job_id": job, "payload": request_json(implementation="greedy"),
+         "__data__": "not an envelope"}
+    )  # fmt: skip
+    assert stack.wait_terminal(job)[job]["type"] == "solver.completed"
+
+
+def test_a_broken_envelope_is_dead_lettered_with_what_was_sent(stack: Stack) -> None:
+    marker = f"garbage-{uuid.uuid4().hex[:8]}"
+    stack.xadd({"__data__": marker})
+    stack.wait_for(
+        lambda: any(marker in str(d["raw"]) for d in dead_letters(stack)),
+        what="the broken envelope's dead letter",
+    )
+    letter = next(d for d in dead_letters(stack) if marker in str(d["raw"]))
+    assert letter["job_id"].startswith("anon-") and letter["reason"] == "job_id: missing"
+    time.sleep(0.3)
+    assert stack.pending("intake") == 0
