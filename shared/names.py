@@ -71,6 +71,12 @@ class Names:
     def schedule(self) -> str:
         return colocated(self.jobs, ":schedule")
 
+    @property
+    def scheduled(self) -> str:
+        """The entries of `not_before` jobs by job id (a hash beside the schedule), so that a
+        cancel can take one out at once (shared/jobs/schedule.py)."""
+        return colocated(self.jobs, ":scheduled")
+
     def terminal(self, job_id: str) -> str:
         return colocated(self.events, ":terminal:" + job_id)
 

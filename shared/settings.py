@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)
+    # The furthest ahead a `not_before` may lie: beyond it the request is `invalid`. A
+    # scheduled job holds its whole request in Redis until it is due (docs/services.md).
+    not_before_horizon_seconds: int = Field(default=90 * 24 * 3600, ge=1)
 
     retry_base_seconds: float = Field(default=1.0, gt=0)
     retry_factor: float = Field(default=2.0, ge=1)

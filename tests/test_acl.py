@@ -329,7 +329,9 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     triage = acl_server.client("triage")
     triage.zadd(n.schedule, {"member": 0})
     promote = triage.register_script(PROMOTE_DUE)
-    assert promote(keys=[n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    assert promote(
+        keys=[n.schedule, n.jobs, n.scheduled], args=[str(int(time.time() * 1000)), "10", "1000"]
+    )
     # The same script under a user without the key is refused, inside the script.
     solver = acl_server.client("solver")
     with pytest.raises(redis.ResponseError):
@@ -495,13 +497,16 @@ def test_console_reads_everything_and_writes_only_its_actions(
             except OSError:
                 pass
             assert proc.poll() is None and time.monotonic() < deadline, (
-                (tmp_path / "console.log").read_text()
-            )
+                tmp_path / "console.log"
+            ).read_text()
             time.sleep(0.2)
         for path in ("/", "/jobs", "/dead", "/dead/dl-acl-1", "/jobs/acl-dead"):
             status, text = call(path)
             assert status == 200 and "NOPERM" not in text, (
-                path, status, text[-300:], (tmp_path / "console.log").read_text()[-3000:]
+                path,
+                status,
+                text[-300:],
+                (tmp_path / "console.log").read_text()[-3000:],
             )
         assert call("/jobs/acl-dead/cancel", {})[0] in (200, 303)
         # The replay redirects to the job's page, whose record the replay just cleared (no

@@ -137,6 +137,15 @@ def test_ids_that_cannot_round_trip_are_refused_not_rewritten() -> None:
     assert routed(solve("v 1")) == Accept("v 1")  # inner spaces are part of the id
 
 
+def test_not_before_beyond_the_horizon_is_invalid() -> None:
+    entry = solve("late", not_before="9999-12-31T00:00:00Z")
+    late = routed(entry)
+    assert isinstance(late, Reject) and late.job_id == "late"
+    assert late.reason.startswith("not_before: 9999-12-31") and "90 days" in late.reason
+    soon = solve("soon", not_before="1970-01-02T00:00:00Z")  # now=1000 s: a day ahead
+    assert routed(soon) == Accept("soon", 86_400.0)
+
+
 # ------------------------------------------------------------------------------ triage
 
 

@@ -3,6 +3,7 @@ sends is answered exactly once, under the id it sent, or dead-lettered with the 
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 import uuid
 from typing import Any
@@ -80,3 +81,35 @@ def test_a_broken_envelope_is_dead_lettered_with_what_was_sent(stack: Stack) -> 
     assert letter["job_id"].startswith("anon-") and letter["reason"] == "job_id: missing"
     time.sleep(0.3)
     assert stack.pending("intake") == 0
+
+
+# ------------------------------------------------------------------ not_before and memory
+
+
+def test_not_before_beyond_the_horizon_is_invalid(stack: Stack) -> None:
+    job = stack.submit(request_json(), not_before="9999-12-31T00:00:00Z")
+    failed = stack.wait_terminal(job)[job]
+    assert failed["error_class"] == "invalid"
+    assert "not_before" in failed["reason"] and "90 days" in failed["reason"]
+    assert stack.redis.zcard(stack.names.schedule) == 0 or not any(
+        job in str(m) for m in stack.raw.zrange(stack.names.schedule, 0, -1)
+    )
+
+
+def test_a_scheduled_job_lives_until_it_is_due_and_a_cancel_removes_it_at_once(
+    stack: Stack,
+) -> None:
+    due = dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+    job = stack.submit(request_json(), not_before=due.isoformat())
+    stack.wait_for(lambda: stack.job(job).get("state") == "scheduled", what="scheduled")
+    # The request stays in Redis until it is due, and so do its id and record.
+    month = 30 * 24 * 3600
+    assert stack.redis.ttl(stack.names.idempotency(job)) > month
+    assert stack.redis.ttl(stack.names.job(job)) > month
+    assert stack.redis.hexists(stack.names.scheduled, job)
+    stack.xadd({"type": "cancel", "job_id": job})
+    done = stack.wait_terminal(job)[job]
+    assert done["type"] == "solver.failed" and done["error_class"] == "cancelled"
+    assert not stack.redis.hexists(stack.names.scheduled, job)
+    assert f"ref:{job}" not in stack.redis.zrange(stack.names.schedule, 0, -1)
+    stack.wait_for(lambda: stack.job(job).get("state") == "failed", what="record failed")

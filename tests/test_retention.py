@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
+import redis
 
-from tests.conftest import StackFactory, request_json
+from shared.cli.devrunner import free_port, server_binary
+from tests.conftest import ROOT, StackFactory, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -68,3 +73,36 @@ def test_every_side_key_expires(make_stack: StackFactory) -> None:
     assert len(side) >= 5, keys  # job records, idempotency keys, guards, the cancel marker
     forever = [k for k in side if stack.redis.ttl(k) < 0]
     assert forever == [], forever
+
+
+def test_redis_refuses_oversized_writes_at_the_protocol_level(tmp_path: Path) -> None:
+    """`proto-max-bulk-len` in the shipped configs: a producer's 40 MB field never takes
+    memory, a roster at the size limits (about 14 MB) still fits."""
+    values = {
+        re.search(r"^proto-max-bulk-len (\S+)$", (ROOT / conf).read_text(), re.M).group(1)  # type: ignore[union-attr]
+        for conf in ("infra/redis/redis.conf", "infra/k8s/redis/redis.conf")
+    }
+    (value,) = values
+    port = free_port()
+    proc = subprocess.Popen(
+        [server_binary(), "--port", str(port), "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path), "--proto-max-bulk-len", value],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        r = redis.Redis(port=port)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        r.xadd("s", {"result": b"x" * 16_000_000})
+        with pytest.raises(redis.RedisError):
+            redis.Redis(port=port).xadd("s", {"payload": b"x" * 40_000_000})
+        assert r.xlen("s") == 1
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from shared.errors import InvalidRequest
 from shared.jobs.events import MAX_JOB_ID
-from shared.jobs.messages import IntakeEntry, parse_time
+from shared.jobs.messages import IntakeEntry, iso, parse_time
 from shared.roster.limits import Limits
 from shared.roster.parse import parse_request
 
@@ -175,6 +175,7 @@ def route(
     now: float,
     known: Known | None = None,
     cancel_ttl_ms: int = 24 * 3600 * 1000,
+    horizon_seconds: float = 90 * 24 * 3600,
 ) -> Action:
     """What becomes of one entry.
 
@@ -186,6 +187,7 @@ def route(
         now: the current time, against which `not_before` is compared.
         known: for a cancel, what Redis holds about its job id (`Known`; None: not looked up).
         cancel_ttl_ms: the longest a cancel marker lives (`CANCEL_TTL_SECONDS`).
+        horizon_seconds: how far ahead `not_before` may lie (`NOT_BEFORE_HORIZON_SECONDS`).
     """
     job_id = job_id_of(entry)
     if (problem := job_id_problem(entry)) is not None:
@@ -202,6 +204,12 @@ def route(
     if verdict.reason is not None:
         return Reject(job_id, verdict.reason)
     due = verdict.due if verdict.due is not None and verdict.due > now else None
+    if due is not None and due > now + horizon_seconds:
+        return Reject(
+            job_id,
+            f"not_before: {iso(due)} is more than {horizon_seconds / 86400:g} days ahead "
+            "(the most a deployment allows: NOT_BEFORE_HORIZON_SECONDS)",
+        )
     return Accept(job_id, due)
 
 
