@@ -98,6 +98,12 @@ class Names:
         so one script can claim the id and append the intake entry (services/bridge/)."""
         return "{" + self.intake + "}:bridged:" + job_id
 
+    @property
+    def alerts(self) -> str:
+        """What the intake saw go wrong on its stream (services/intake/watch.py), for stats,
+        health and the console."""
+        return f"{self.prefix}alerts"
+
     def bridge_heartbeat(self, consumer: str) -> str:
         return f"{self.prefix}bridge:heartbeat:{consumer}"
 

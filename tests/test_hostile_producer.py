@@ -6,11 +6,15 @@ from __future__ import annotations
 import datetime as dt
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Stack, request_json
+from shared.cli.devrunner import SERVICES, Supervisor
+from shared.observability.health import check
+from shared.observability.queue_stats import collect
+from tests.conftest import Stack, StackFactory, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -113,3 +117,69 @@ def test_a_scheduled_job_lives_until_it_is_due_and_a_cancel_removes_it_at_once(
     assert not stack.redis.hexists(stack.names.scheduled, job)
     assert f"ref:{job}" not in stack.redis.zrange(stack.names.schedule, 0, -1)
     stack.wait_for(lambda: stack.job(job).get("state") == "failed", what="record failed")
+
+
+# ------------------------------------------------------------ what the ACL cannot forbid
+
+
+def intake_only(stack: Stack, log_dir: Path) -> Supervisor:
+    """The intake alone, on `stack`'s prefix, started when the test wants it."""
+    return Supervisor(
+        stack.supervisor.env, {s: int(s == "intake") for s in SERVICES}, log_dir=log_dir, grace=10
+    )
+
+
+def test_requests_trimmed_away_by_a_producer_are_detected_and_lag_recovers(
+    make_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack = make_stack(env={"TRIM_INTERVAL_SECONDS": "0.3"}, scale={"intake": 0})
+    stream, group = stack.names.groups["intake"]
+    stack.redis.xgroup_create(stream, group, id="0", mkstream=True)  # as the intake does
+    # An intake that ran before: the group has read and acked an entry.
+    stack.xadd({"type": "cancel", "job_id": "before"})
+    for _, entries in stack.redis.xreadgroup(group, "earlier", {stream: ">"}):
+        stack.redis.xack(stream, group, *(i for i, _ in entries))
+    for i in range(50):
+        stack.submit(request_json(), job_id=f"lost-{i}")
+    # What the monolith user may do and the ACL cannot refuse.
+    stack.redis.xadd(stream, {"type": "cancel", "job_id": "nothing"}, maxlen=0, approximate=False)
+    info = next(g for g in stack.redis.xinfo_groups(stream) if g["name"] == group)
+    assert info["lag"] == 51  # Redis's own figure, stuck: what a health check or KEDA sees
+    intake = intake_only(stack, tmp_path)
+    intake.start()
+    try:
+        stack.wait_for(
+            lambda: bool(collect(stack.redis, stack.names).alerts), what="an intake alert"
+        )
+        (alert,) = collect(stack.redis, stack.names).alerts
+        assert alert.startswith("51 requests left") and "MAXLEN" in alert  # MAXLEN 0: its own too
+        # The group's lag is repaired: KEDA and the liveness probe see no phantom backlog.
+        info = next(g for g in stack.redis.xinfo_groups(stream) if g["name"] == group)
+        assert info["lag"] == 0
+        probe = dict(names=stack.names, prefix="nobody-", max_idle_ms=1)
+        assert check(stack.redis, "intake", "live", **probe).ok  # type: ignore[arg-type]
+        ready = check(stack.redis, "intake", "ready", **probe)  # type: ignore[arg-type]
+        assert not ready.ok and "vanished" in ready.reason
+        # The intake goes on: a request after the trim is answered.
+        job = stack.submit(request_json(implementation="greedy"))
+        stack.wait_for(lambda: bool(stack.events(job)), what="the next request accepted")
+        assert stack.redis.hget(stack.names.alerts, "intake_vanished") == "51"
+    finally:
+        intake.stop()
+
+
+def test_a_stream_id_from_the_far_future_raises_an_alert(make_stack: StackFactory) -> None:
+    stack = make_stack(env={"TRIM_INTERVAL_SECONDS": "0.3"})
+    job = stack.submit(request_json(implementation="greedy"))
+    stack.wait_terminal(job)
+    stack.redis.xadd(
+        stack.names.intake, {"type": "cancel", "job_id": "x"}, id="18446744073709551615-1"
+    )
+    stack.wait_for(
+        lambda: any("ahead of the clock" in a for a in collect(stack.redis, stack.names).alerts),
+        what="the alert",
+    )
+    probe = dict(names=stack.names, prefix="nobody-", max_idle_ms=1)
+    ready = check(stack.redis, "intake", "ready", **probe)  # type: ignore[arg-type]
+    assert not ready.ok and "18446744073709551615-1" in ready.reason
+    assert check(stack.redis, "intake", "live", **probe).ok  # type: ignore[arg-type]

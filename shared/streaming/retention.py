@@ -50,14 +50,14 @@ async def trim_consumed(redis: AsyncRedis, stream: str, group: str) -> int:
 
 
 class Trimmer:
-    """A background task running `trim_consumed` (and `also`, the intake's stream watch)
-    every `interval` seconds.
+    """A background task running `trim_consumed` (then `also`, the intake's stream watch,
+    which counts best on a stream holding nothing consumed) every `interval` seconds.
 
     Parameters:
         redis: the service's client.
         stream, group: the stream and the one group that consumes it.
         interval: `TRIM_INTERVAL_SECONDS`.
-        also: more work of the same period, run before each trim.
+        also: more work of the same period, run after each trim.
     """
 
     def __init__(
@@ -73,9 +73,10 @@ class Trimmer:
         self._task: asyncio.Task[None] | None = None
 
     async def trim(self) -> int:
+        trimmed = await trim_consumed(self.redis, self.stream, self.group)
         if self.also is not None:
             await self.also()
-        return await trim_consumed(self.redis, self.stream, self.group)
+        return trimmed
 
     async def _loop(self) -> None:
         while True:
