@@ -60,8 +60,10 @@ def test_progress_fields() -> None:
     assert fields["lower_bound"] == ""
     assert 0 <= float(fields["progress"]) <= 100
     assert float(fields["eta_seconds"]) <= 10
-    assert fields["message"] == "Genetic search: generation 5 of ~50, best roster: penalty 7, " \
+    assert (
+        fields["message"] == "Genetic search: generation 5 of ~50, best roster: penalty 7, "
         "1 hard rule broken"
+    )
 
 
 def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> None:
@@ -397,3 +399,25 @@ def test_connection_class_follows_the_url_scheme() -> None:
     assert issubclass(connection_class("unix:///run/redis.sock"), UnixDomainSocketConnection)
     plain = connection_class("redis://127.0.0.1:6379/0")
     assert not issubclass(plain, SSLConnection | UnixDomainSocketConnection)
+
+
+def test_a_payload_over_the_limit_is_not_carried_only_its_size() -> None:
+    from services.intake.parser import MAX_PAYLOAD_BYTES
+    from services.intake.verdict import judge
+    from shared.roster.limits import Limits
+
+    huge = b"x" * (MAX_PAYLOAD_BYTES + 1)
+    body, _ = intake_body({b"type": b"solve", b"job_id": b"big", b"payload": huge})
+    assert len(body) < 1000
+    entry = IntakeEntry.model_validate_json(body)
+    assert entry.job_id == "big" and entry.payload_bytes == MAX_PAYLOAD_BYTES + 1
+    reason = judge(entry, Limits()).reason
+    assert (
+        reason
+        == f"payload: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES} bytes"
+    )
+    # Any other field that large makes the entry unusable: refused, not rewritten.
+    body, _ = intake_body({b"type": b"solve", b"job_id": huge})
+    assert IntakeEntry.model_validate_json(body).defect == (
+        f"job_id: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
+    )

@@ -17,10 +17,14 @@ from faststream.message import StreamMessage
 from faststream.redis.message import bDATA_KEY
 from faststream.redis.parser import BinaryMessageFormatV1
 
+from shared.roster.limits import Limits
 from shared.streaming.codec import envelope
 from shared.text import text
 
 BODY_FIELDS = ("type", "job_id", "payload", "not_before")
+# A payload over the size limit is not carried into the batch's JSON (escaped, joined and
+# parsed again, a 20 MiB payload took hundreds of MB): only its size, for the `invalid` answer.
+MAX_PAYLOAD_BYTES = Limits.from_env().max_json_bytes
 HEADER_FIELDS = ("traceparent", "tracestate")
 DATA_KEY = bDATA_KEY.decode()
 
@@ -55,11 +59,17 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     sent (two such job ids would decode to the same text), so it is named in `defect` and the
     entry is refused, with the escaped bytes kept for the dead letter.
     """
-    fields = {_shown(k): _shown(v) for k, v in data.items()}
+    oversize = {_shown(k): len(v) for k, v in data.items() if len(v) > MAX_PAYLOAD_BYTES}
+    fields = {_shown(k): "" if _shown(k) in oversize else _shown(v) for k, v in data.items()}
     body: dict[str, Any] = {k: fields[k] for k in BODY_FIELDS if k in fields}
+    if "payload" in oversize:
+        body["payload_bytes"] = oversize.pop("payload")
     broken = [_shown(k) for k, v in data.items() if _shown(k) in BODY_FIELDS and _not_utf8(v)]
     if broken:
         body["defect"] = f"{sorted(broken)[0]}: not valid UTF-8"
+    elif oversize:
+        name, size = min(oversize.items())
+        body["defect"] = f"{name[:100]}: {size} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
     headers = {k: fields[k] for k in HEADER_FIELDS if k in fields}
     other = {k[:100]: v[:1000] for k, v in fields.items() if k not in BODY_FIELDS + HEADER_FIELDS}
     if other:
