@@ -100,6 +100,7 @@ def summary_rows(stats: QueueStats) -> list[tuple[str, str, bool]]:
     w = stats.window
     failures = ", ".join(f"{k} {v}" for k, v in sorted(w.failures_by_class.items())) or "0"
     return [
+        *(("intake alert", alert, True) for alert in stats.alerts),
         ("dead letters", str(stats.dead_letters), stats.dead_letters > 0),
         ("scheduled (delayed, retries)", str(stats.scheduled), False),
         ("jobs / min", f"{w.jobs_per_minute:.1f}", False),

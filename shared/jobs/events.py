@@ -38,7 +38,10 @@ JobId = Annotated[
     Field(
         min_length=1,
         max_length=MAX_JOB_ID,
-        description="The caller's job id; also the idempotency key of the request.",
+        # No surrounding whitespace: the intake uses ids as sent and refuses those.
+        pattern=r"^\S(?:[\s\S]*\S)?$",
+        description="The caller's job id, used exactly as sent (UTF-8, no surrounding "
+        "whitespace); also the idempotency key of the request.",
     ),
 ]
 

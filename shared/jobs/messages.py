@@ -55,6 +55,16 @@ class IntakeEntry(_Record):
     other: dict[str, str] | None = Field(
         default=None, description="Fields outside the contract, kept for the dead letter."
     )
+    payload_bytes: int | None = Field(
+        default=None,
+        description="The payload's size when it was over the size limit and not read, set by "
+        "the intake's parser; the request is `invalid`.",
+    )
+    defect: str | None = Field(
+        default=None,
+        description="Why the entry cannot be used as sent (a field that is not UTF-8), set by "
+        "the intake's parser; the entry is refused under an `anon-` id.",
+    )
 
     @field_validator("payload", mode="before")
     @classmethod
