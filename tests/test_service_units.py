@@ -76,7 +76,7 @@ def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> Non
     assert fields["generation"] == "" and fields["population"] == "0"
     assert fields["lower_bound"] == "1236"  # penalties are whole: the bound rounds up
     assert fields["message"] == (
-        "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.1%)"
+        "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.6%)"
     )
     before = ProgressReporter("j", time_limit=10, implementation="generetic")
     first = before.outcome(Progress(), 0.0).event_fields()  # type: ignore[union-attr]

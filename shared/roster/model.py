@@ -281,6 +281,24 @@ class SolverStats(_Model):
     time_to_best_ms: float | None = None
     cancelled: bool = False
     timed_out: bool = False
+    # Additive within v1 (docs/versioning.md); their meaning: shared/roster/optimality.py.
+    lower_bound: int | None = Field(
+        default=None,
+        description="The least soft penalty any roster of this request can have, as the solver "
+        "proved it (the generetic solver's LP bound); null when the solver proved none (the "
+        "greedy, or a column phase that did not converge).",
+    )
+    gap: float | None = Field(
+        default=None,
+        description="(penalty - lower_bound) / lower_bound: how much more the roster may cost "
+        "than the best one, e.g. 0.05 for at most 5 %; 0 at the bound. Null without a bound, "
+        "with a bound of 0 under a positive penalty, and for a roster with hard violations.",
+    )
+    proven_optimal: bool = Field(
+        default=False,
+        description="True only when the roster has no hard violations and its penalty meets "
+        "lower_bound: no roster of this request has a smaller penalty.",
+    )
 
 
 class EmployeeRoster(_Model):

@@ -16,6 +16,7 @@ from shared.roster.compiled import compile_request
 from shared.roster.evaluator import build_result
 from shared.roster.greedy import solve_greedy
 from shared.roster.model import Implementation, SolveRequest, SolveResult, SolverStats, trusted
+from shared.roster.optimality import judge
 from shared.roster.solving import SolveControl, Solver
 
 _NEVER_CANCELLED = threading.Event()
@@ -97,6 +98,19 @@ def solve_request(
             "time_to_best_ms": run.time_to_best_ms,
             "cancelled": run.cancelled,
             "timed_out": run.timed_out,
+            # every field, in declaration order: `trusted`'s fast path; the proof comes below
+            "lower_bound": None,
+            "gap": None,
+            "proven_optimal": False,
         },
     )
-    return build_result(problem, run.roster, stats, evaluation=run.evaluation)
+    result = build_result(problem, run.roster, stats, evaluation=run.evaluation)
+    if run.lower_bound is None:  # the greedy's case: the fields keep their defaults
+        return result
+    found = judge(result.score.penalty, result.score.hard_violations, run.lower_bound)
+    proof = {
+        "lower_bound": found.lower_bound,
+        "gap": found.gap,
+        "proven_optimal": found.proven_optimal,
+    }
+    return result.model_copy(update={"stats": stats.model_copy(update=proof)})
