@@ -815,7 +815,12 @@ def solve_greedy(
     # time setting up took says how busy the machine is now.
     cells = problem.n_employees * problem.n_days
     setup = time.perf_counter() - started
-    reserve = max(SCORE_SECONDS_PER_CELL * cells, SCORE_VS_SETUP * setup)
+    # The setup's time says how busy the machine is, up to a point: a first solve in a fresh
+    # process pays for the garbage collector's passes over the request too, and reserving
+    # six times that left no time to make any row at the size limits: at most 1.5 times the
+    # cells' estimate.
+    by_cells = SCORE_SECONDS_PER_CELL * cells
+    reserve = max(by_cells, min(SCORE_VS_SETUP * setup, 1.5 * by_cells))
     g.deadline = started + time_limit - min(SCORE_SHARE * time_limit, reserve)
     control.progress.total_generations = 0  # time-limited: progress runs with the clock
     control.progress.phase = "greedy"  # shared.solving.progress.GREEDY
