@@ -214,7 +214,7 @@ def test_console_in_a_browser(
 
     page.goto(url)
     page.wait_for_selector("svg.chart")
-    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 5")
+    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 9")
     shot = tmp_path / "console.png"
     page.screenshot(path=str(shot), full_page=True)
     if os.environ.get("SHIFTSTREAM_SCREENSHOTS"):

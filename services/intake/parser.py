@@ -20,7 +20,7 @@ from faststream.redis.parser import BinaryMessageFormatV1
 from shared.streaming.codec import envelope
 from shared.text import text
 
-BODY_FIELDS = ("type", "job_id", "payload", "not_before")
+BODY_FIELDS = ("type", "job_id", "payload", "not_before", "priority")
 HEADER_FIELDS = ("traceparent", "tracestate")
 
 

@@ -1,8 +1,9 @@
 """The delay schedule: jobs that must not run before a time (retries with backoff, `not_before`).
 
-A sorted set scored by due time in ms whose members are ready-made FastStream stream entries.
-Triage runs `promote_due.lua` every `SCHEDULE_POLL_MS`; the script moves due members into
-`solver.jobs` atomically, so several triage replicas never forward one twice. The members are
+A sorted set per priority scored by due time in ms whose members are ready-made FastStream
+stream entries. Triage runs `promote_due.lua` every `SCHEDULE_POLL_MS`; the script moves due
+members into their priority's stream of `solver.jobs` atomically (highest priority first), so
+several triage replicas never forward one twice. The members are
 encoded here, with the current trace context in their headers, so a retried attempt still
 belongs to the job's trace.
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 from shared.connection.factory import AsyncRedis
 from shared.jobs.messages import Job
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.streaming.codec import encode_entry
 from shared.streaming.lua import script
 
@@ -29,19 +30,29 @@ class Schedule:
     async def add(self, job: Job, due: float, pipe: Any = None) -> None:
         """With `pipe` (a pipeline) the write is queued there, to go with the caller's others."""
         member = await encode_entry(job)
+        key = self.names.schedule_for(job.priority)
         if pipe is not None:
             # Not awaited: awaiting a redis-py cluster pipeline initialises it again, which
             # empties the commands queued so far.
-            pipe.zadd(self.names.schedule, {member: int(due * 1000)})
+            pipe.zadd(key, {member: int(due * 1000)})
             return
-        await self.redis.zadd(self.names.schedule, {member: int(due * 1000)})
+        await self.redis.zadd(key, {member: int(due * 1000)})
+
+    @property
+    def keys(self) -> list[str]:
+        """promote_due.lua's keys: each priority's schedule and stream, highest first."""
+        n = self.names
+        return [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
 
     async def promote_due(self, batch: int = 100) -> int:
         moved = await self._promote(
-            keys=[self.names.schedule, self.names.jobs],
-            args=[int(time.time() * 1000), batch, self.maxlen],
+            keys=self.keys, args=[int(time.time() * 1000), batch, self.maxlen]
         )
         return int(moved)
 
     async def size(self) -> int:
-        return int(await self.redis.zcard(self.names.schedule))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for p in READ_ORDER:
+                pipe.zcard(self.names.schedule_for(p))
+            sizes = await pipe.execute()
+        return sum(int(n) for n in sizes)
