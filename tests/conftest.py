@@ -159,11 +159,15 @@ class Stack:
         return out
 
     def pending(self, service: str) -> int:
-        stream, group = self.names.groups[service]
-        try:
-            return int(self.redis.xpending(stream, group)["pending"])
-        except redis.ResponseError:
-            return 0
+        """Entries the service's group holds unacked, over all its input streams (a
+        prioritized hop has one per priority)."""
+        total = 0
+        for stream, group in self.names.inputs(service):
+            try:
+                total += int(self.redis.xpending(stream, group)["pending"])
+            except redis.ResponseError:
+                pass
+        return total
 
     def job(self, job_id: str) -> dict[str, str]:
         return dict(self.redis.hgetall(self.names.job(job_id)))
