@@ -7,6 +7,7 @@ supervisor) with a unique key prefix per stack, so stacks never see each other's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -163,10 +164,8 @@ class Stack:
         prioritized hop has one per priority)."""
         total = 0
         for stream, group in self.names.inputs(service):
-            try:
+            with contextlib.suppress(redis.ResponseError):  # no stream or group yet
                 total += int(self.redis.xpending(stream, group)["pending"])
-            except redis.ResponseError:
-                pass
         return total
 
     def job(self, job_id: str) -> dict[str, str]:

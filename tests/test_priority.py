@@ -193,9 +193,7 @@ def test_a_worker_killed_holding_jobs_of_every_priority_loses_and_doubles_none(
     make_stack: StackFactory,
 ) -> None:
     stack = make_stack(env={"WORKER_CONCURRENCY": "3"})
-    jobs = {
-        p: stack.submit(curtois_json(8, time_limit=4), priority=p) for p in ("high", "normal", "low")
-    }
+    jobs = {p: stack.submit(curtois_json(8, time_limit=4), priority=p) for p in READ_ORDER}
     stack.wait_for(
         lambda: all(stack.job(j).get("state") == "running" for j in jobs.values()),
         what="three solves running",
