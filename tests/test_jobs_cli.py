@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from shared.cli.devrunner import reachable
+from shared.cli.roster import roster_of
+from shared.roster.curtois import roster_to_tsv
+from shared.roster.model import SolveRequest, SolveResult
 from tests.conftest import ROOT, Stack, request_json
 
 pytestmark = pytest.mark.redis
@@ -45,6 +48,14 @@ def test_submit_watch_status(stack: Stack, tmp_path: Path) -> None:
     again = cli(stack, "watch", "cli-1")  # a late watcher still sees the retained events
     assert again.returncode == 0
     assert json.loads(again.stdout)["feasible"] in (True, False)
+    # Any job's roster in the benchmark layout, without its request at hand: the result holds
+    # the rows; the same text as from the request.
+    tsv = cli(stack, "watch", "cli-1", "-o", "tsv")
+    assert tsv.returncode == 0, tsv.stderr
+    assert tsv.stdout == done.stdout
+    req = SolveRequest.model_validate_json(request.read_text())
+    result = SolveResult.model_validate_json(again.stdout)
+    assert tsv.stdout == roster_to_tsv(req, roster_of(req, result))
 
 
 def test_watch_of_a_failed_job_exits_non_zero(stack: Stack) -> None:

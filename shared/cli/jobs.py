@@ -94,20 +94,20 @@ def _not_before(value: str | None) -> dt.datetime | None:
 
 
 def render(result_json: str, request: SolveRequest | None, output: Output) -> None:
-    """Print a finished roster as json, tsv or a table (the latter two need the request)."""
-    from shared.cli.roster import print_table, roster_of
-    from shared.roster.curtois import roster_to_tsv
+    """Print a finished roster as json, tsv or a table (a table needs the request: its dates
+    and shift names; the tsv is in the result)."""
+    from shared.cli.roster import print_table
+    from shared.roster.curtois import result_to_tsv
 
+    if output is Output.TSV:
+        print(result_to_tsv(SolveResult.model_validate_json(result_json)), end="")
+        return
     if output is Output.JSON or request is None:
         if output is not Output.JSON:
             err.print(f"--output {output.value} needs the request (--request FILE); showing JSON")
         print(result_json)
         return
-    result = SolveResult.model_validate_json(result_json)
-    if output is Output.TSV:
-        print(roster_to_tsv(request, roster_of(request, result)), end="")
-    else:
-        print_table(request, result)
+    print_table(request, SolveResult.model_validate_json(result_json))
 
 
 def progress_detail(ev: dict[str, str]) -> str:
@@ -315,7 +315,7 @@ def watch(
     job_id: Annotated[str, typer.Argument(help="Job id to follow.")],
     output: OutputOpt = Output.JSON,
     request_file: Annotated[
-        Path | None, typer.Option("--request", help="The request, for tsv/table output.")
+        Path | None, typer.Option("--request", help="The request, for table output.")
     ] = None,
     wait: Annotated[
         bool,
