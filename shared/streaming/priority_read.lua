@@ -15,19 +15,20 @@ end
 
 -- When the stream's next undelivered entry was queued, in ms; nil when there is none.
 local function queued_at(key)
-  if redis.call('EXISTS', key) == 0 then
+  local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', key)
+  if not ok then
+    return nil -- no stream yet: nothing waits in it
+  end
+  local last, lag = nil, nil
+  for _, g in ipairs(groups) do
+    local f = {}
+    for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
+    if f['name'] == group then last, lag = f['last-delivered-id'], f['lag'] end
+  end
+  -- No group yet (the XREADGROUP below reports it), or nothing undelivered: the common case
+  -- costs this one command. `lag` is unknown (nil) after deletions; XRANGE then tells.
+  if last == nil or lag == 0 then
     return nil
-  end
-  local last = nil
-  for _, g in ipairs(redis.call('XINFO', 'GROUPS', key)) do
-    local name, delivered = nil, nil
-    for i = 1, #g, 2 do
-      if g[i] == 'name' then name = g[i + 1] elseif g[i] == 'last-delivered-id' then delivered = g[i + 1] end
-    end
-    if name == group then last = delivered end
-  end
-  if last == nil then
-    return nil -- no group yet: the XREADGROUP below reports it
   end
   local head = redis.call('XRANGE', key, '(' .. last, '+', 'COUNT', 1)[1]
   if head == nil then
