@@ -127,6 +127,8 @@ class DeadLetter(_Record):
     trace_id: str | None
     first_seen: float | None
     dead_at: float = Field(default_factory=now)
+    # The job's priority, so that a replay queues it as it was (None: never became a job).
+    priority: Priority | None = None
 
 
 class OutcomeKind(StrEnum):
