@@ -39,12 +39,16 @@ def cli(stack: Stack, *args: str, timeout: float = 60) -> subprocess.CompletedPr
 def test_submit_watch_status(stack: Stack, tmp_path: Path) -> None:
     request = tmp_path / "request.json"
     request.write_text(request_json(implementation="greedy"))
-    done = cli(stack, "submit", str(request), "--job-id", "cli-1", "--watch", "-o", "tsv")
+    done = cli(
+        stack, "submit", str(request), "--job-id", "cli-1", "--watch", "-o", "tsv",
+        "--priority", "high",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "completed" in done.stderr
     assert len(done.stdout.splitlines()) == 8  # one TSV row per employee
     status = cli(stack, "status", "cli-1")
     assert json.loads(status.stdout)["state"] == "completed"
+    assert json.loads(status.stdout)["priority"] == "high"
     again = cli(stack, "watch", "cli-1")  # a late watcher still sees the retained events
     assert again.returncode == 0
     assert json.loads(again.stdout)["feasible"] in (True, False)

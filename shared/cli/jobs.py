@@ -44,7 +44,7 @@ from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
 from shared.jobs.messages import parse_time
 from shared.jobs.records import TERMINAL_STATES
-from shared.roster.model import SolveRequest, SolveResult
+from shared.roster.model import Priority, SolveRequest, SolveResult
 from shared.settings import Settings
 
 out = Console(highlight=False, soft_wrap=True)
@@ -299,6 +299,14 @@ def submit(
         ),
     ] = None,
     output: OutputOpt = Output.TABLE,
+    priority: Annotated[
+        Priority | None,
+        typer.Option(
+            "--priority",
+            help="high, normal or low: which waiting jobs the solvers take first (default: "
+            "the request's, else normal).",
+        ),
+    ] = None,
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """Submit a request through the public stream, like any foreign producer.
@@ -306,6 +314,8 @@ def submit(
     With --job-id of a job the services already know, nothing is submitted (a repeat is not
     solved twice); with --watch the known job is followed instead."""
     request = _load(file)
+    if priority is not None:
+        request = request.model_copy(update={"priority": priority})
     when = _not_before(not_before)
     target = resolve(redis_url)
     asyncio.run(_submit_and_watch(target, request, job_id, when, watch, output))
