@@ -151,6 +151,7 @@ def test_console_in_a_browser(
         [a["employee"], [s or "" for s in a["shifts"]]] for a in result["assignments"]
     ]
     assert page.inner_text("#penalty") == str(result["score"]["penalty"])
+    assert page.inner_text("#priority") == "normal"
     tsv = page.request.get(f"{url}/jobs/browser-job-1/roster.tsv").text()
     assert tsv.splitlines()[0].split("\t") == [s or "" for s in result["assignments"][0]["shifts"]]
 
