@@ -156,7 +156,7 @@ def test_waiting_jobs_are_solved_highest_priority_first(make_stack: StackFactory
     """One solver slot, busy; jobs of every priority queue up behind it, lowest first. Each
     priority comes from another source: the intake entry's field, the request's own, none."""
     stack = make_stack(env={"WORKER_CONCURRENCY": "1"})
-    blocker = stack.submit(curtois_json(8, time_limit=3))
+    blocker = stack.submit(curtois_json(8, time_limit=6))
     stack.wait_for(lambda: stack.job(blocker).get("state") == "running", what="running")
     low = [stack.submit(request_json(seed=i, time_limit=0.3), priority="low") for i in range(2)]
     normal = [stack.submit(request_json(seed=10 + i, time_limit=0.3)) for i in range(2)]
@@ -166,6 +166,12 @@ def test_waiting_jobs_are_solved_highest_priority_first(make_stack: StackFactory
         stack.submit(request_json(seed=21, time_limit=0.3), priority="high"),
     ]
     everything = [blocker, *low, *normal, *high]
+    stack.wait_for(
+        lambda: all(stack.job(j).get("state") == "queued" for j in everything[1:]),
+        what="every job queued",
+    )
+    # The order below is only meaningful if they all waited together behind the busy slot.
+    assert stack.job(blocker)["state"] == "running"
     stack.wait_terminal(*everything, timeout=120)
     order = _finished_order(stack, everything)
     assert order[0] == blocker
