@@ -187,6 +187,24 @@ def test_waiting_jobs_are_solved_highest_priority_first(make_stack: StackFactory
     assert stack.pending("solver") == 0
 
 
+def test_a_low_job_is_not_starved_by_normal_ones(make_stack: StackFactory) -> None:
+    """With PRIORITY_AGING_SECONDS=1, a low job that waited over a second longer than the
+    normal jobs queued behind it is solved before them, though they are of higher priority."""
+    stack = make_stack(env={"WORKER_CONCURRENCY": "1", "PRIORITY_AGING_SECONDS": "1"})
+    blocker = stack.submit(curtois_json(8, time_limit=6))
+    stack.wait_for(lambda: stack.job(blocker).get("state") == "running", what="running")
+    low = stack.submit(request_json(seed=1, time_limit=0.3), priority="low")
+    stack.wait_for(lambda: stack.job(low).get("state") == "queued", what="low queued")
+    time.sleep(1.5)  # its age: past the aging before any normal job arrives
+    normal = [stack.submit(request_json(seed=10 + i, time_limit=0.3)) for i in range(3)]
+    stack.wait_for(
+        lambda: all(stack.job(j).get("state") == "queued" for j in normal), what="queued"
+    )
+    assert stack.job(blocker)["state"] == "running"
+    stack.wait_terminal(blocker, low, *normal, timeout=120)
+    assert _finished_order(stack, [blocker, low, *normal])[:2] == [blocker, low]
+
+
 def test_an_unknown_priority_is_refused_naming_it(make_stack: StackFactory) -> None:
     stack = make_stack()
     job = stack.submit(request_json(), priority="urgent")
