@@ -76,6 +76,12 @@ class Names:
     def schedule(self) -> str:
         return colocated(self.jobs, ":schedule")
 
+    @property
+    def scheduled(self) -> str:
+        """The entries of `not_before` jobs by job id (a hash beside the schedule), so that a
+        cancel can take one out at once (shared/jobs/schedule.py)."""
+        return colocated(self.jobs, ":scheduled")
+
     # Redis Streams have no priorities: a prioritized hop has one stream per priority, read
     # highest first (docs/decisions/0016-priorities.md). `normal` keeps the hop's own name, so
     # entries written before priorities existed are still read; the others share its slot so
@@ -125,6 +131,12 @@ class Names:
         """Which BullMQ job the bridge handed over under `job_id`: in the intake stream's slot,
         so one script can claim the id and append the intake entry (services/bridge/)."""
         return "{" + self.intake + "}:bridged:" + job_id
+
+    @property
+    def alerts(self) -> str:
+        """What the intake saw go wrong on its stream (services/intake/watch.py), for stats,
+        health and the console."""
+        return f"{self.prefix}alerts"
 
     def bridge_heartbeat(self, consumer: str) -> str:
         return f"{self.prefix}bridge:heartbeat:{consumer}"

@@ -57,8 +57,12 @@ def test_each_script_and_transaction_touches_one_slot(
     prefix: str, jobs: str, events: str, fallback: str, job_id: str, dl: str
 ) -> None:
     n = names_for(prefix, jobs, events, fallback)
-    # shared/jobs/promote_due.lua: every priority's schedule and stream
-    assert one_slot(*(k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))))
+    schedules = [n.schedule_for(p) for p in READ_ORDER]
+    # shared/jobs/promote_due.lua: the not_before entries, every priority's schedule and stream
+    assert one_slot(n.scheduled, *schedules, *(n.jobs_for(p) for p in READ_ORDER))
+    # services/intake/watch_stream.lua touches the intake stream alone.
+    # shared/jobs/schedule.py: a cancel's pipeline (ZREM from each schedule, HDEL)
+    assert one_slot(*schedules, n.scheduled)
     # shared/streaming/priority_read.lua (and the XREAD that waits on the same streams)
     assert one_slot(*n.prioritized(n.jobs))
     assert one_slot(*n.prioritized(n.fallback))

@@ -3,9 +3,8 @@
 A sorted set per priority scored by due time in ms whose members are ready-made FastStream
 stream entries. Triage runs `promote_due.lua` every `SCHEDULE_POLL_MS`; the script moves due
 members into their priority's stream of `solver.jobs` atomically (highest priority first), so
-several triage replicas never forward one twice. The members are
-encoded here, with the current trace context in their headers, so a retried attempt still
-belongs to the job's trace.
+several triage replicas never forward one twice. The members are encoded here, with the current
+trace context in their headers, so a retried attempt still belongs to the job's trace.
 """
 
 from __future__ import annotations
@@ -18,6 +17,9 @@ from shared.jobs.messages import Job
 from shared.names import READ_ORDER, Names
 from shared.streaming.codec import encode_entry
 from shared.streaming.lua import script
+
+# A schedule member naming a `not_before` job whose entry is in `Names.scheduled`.
+REF = "ref:"
 
 
 class Schedule:
@@ -38,11 +40,42 @@ class Schedule:
             return
         await self.redis.zadd(key, {member: int(due * 1000)})
 
+    async def add_cancellable(self, job: Job, due: float, pipe: Any) -> None:
+        """A `not_before` job: its entry is kept under its job id, and the schedule holds a
+        reference, so that `cancel` removes it at once instead of at its due time."""
+        pipe.hset(self.names.scheduled, job.job_id, await encode_entry(job))
+        pipe.zadd(self.names.schedule_for(job.priority), {REF + job.job_id: int(due * 1000)})
+
+    async def cancel(self, job_ids: list[str]) -> set[str]:
+        """Take these `not_before` jobs out of the schedule; the ids that were still in it.
+
+        The reference is in its priority's schedule, which the cancel does not know: it is
+        removed from each (all in one slot). Racing promote_due.lua is safe: the one that
+        removes the reference forwards or drops the entry, the other finds nothing.
+        """
+        if not job_ids:
+            return set()
+        schedules = [self.names.schedule_for(p) for p in READ_ORDER]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for job_id in job_ids:
+                for key in schedules:
+                    pipe.zrem(key, REF + job_id)
+                pipe.hdel(self.names.scheduled, job_id)
+            replies = await pipe.execute()
+        per_job = len(schedules) + 1
+        return {
+            job_id
+            for i, job_id in enumerate(job_ids)
+            if any(int(r) for r in replies[i * per_job : i * per_job + len(schedules)])
+        }
+
     @property
     def keys(self) -> list[str]:
-        """promote_due.lua's keys: each priority's schedule and stream, highest first."""
+        """promote_due.lua's keys: the `not_before` entries, then each priority's schedule and
+        stream, highest first."""
         n = self.names
-        return [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
+        pairs = [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
+        return [n.scheduled, *pairs]
 
     async def promote_due(self, batch: int = 100) -> int:
         moved = await self._promote(
