@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from shared.cli.devrunner import reachable
+from shared.cli.roster import roster_of
+from shared.roster.curtois import roster_to_tsv
+from shared.roster.model import SolveRequest, SolveResult
 from tests.conftest import ROOT, Stack, request_json
 
 pytestmark = pytest.mark.redis
@@ -36,15 +39,27 @@ def cli(stack: Stack, *args: str, timeout: float = 60) -> subprocess.CompletedPr
 def test_submit_watch_status(stack: Stack, tmp_path: Path) -> None:
     request = tmp_path / "request.json"
     request.write_text(request_json(implementation="greedy"))
-    done = cli(stack, "submit", str(request), "--job-id", "cli-1", "--watch", "-o", "tsv")
+    done = cli(
+        stack, "submit", str(request), "--job-id", "cli-1", "--watch", "-o", "tsv",
+        "--priority", "high",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "completed" in done.stderr
     assert len(done.stdout.splitlines()) == 8  # one TSV row per employee
     status = cli(stack, "status", "cli-1")
     assert json.loads(status.stdout)["state"] == "completed"
+    assert json.loads(status.stdout)["priority"] == "high"
     again = cli(stack, "watch", "cli-1")  # a late watcher still sees the retained events
     assert again.returncode == 0
     assert json.loads(again.stdout)["feasible"] in (True, False)
+    # Any job's roster in the benchmark layout, without its request at hand: the result holds
+    # the rows; the same text as from the request.
+    tsv = cli(stack, "watch", "cli-1", "-o", "tsv")
+    assert tsv.returncode == 0, tsv.stderr
+    assert tsv.stdout == done.stdout
+    req = SolveRequest.model_validate_json(request.read_text())
+    result = SolveResult.model_validate_json(again.stdout)
+    assert tsv.stdout == roster_to_tsv(req, roster_of(req, result))
 
 
 def test_watch_of_a_failed_job_exits_non_zero(stack: Stack) -> None:

@@ -45,7 +45,7 @@ from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
 from shared.jobs.messages import parse_time
 from shared.jobs.records import TERMINAL_STATES
-from shared.roster.model import SolveRequest, SolveResult
+from shared.roster.model import Priority, SolveRequest, SolveResult
 from shared.settings import Settings
 
 out = Console(highlight=False, soft_wrap=True)
@@ -95,20 +95,20 @@ def _not_before(value: str | None) -> dt.datetime | None:
 
 
 def render(result_json: str, request: SolveRequest | None, output: Output) -> None:
-    """Print a finished roster as json, tsv or a table (the latter two need the request)."""
-    from shared.cli.roster import print_table, roster_of
-    from shared.roster.curtois import roster_to_tsv
+    """Print a finished roster as json, tsv or a table (a table needs the request: its dates
+    and shift names; the tsv is in the result)."""
+    from shared.cli.roster import print_table
+    from shared.roster.curtois import result_to_tsv
 
+    if output is Output.TSV:
+        print(result_to_tsv(SolveResult.model_validate_json(result_json)), end="")
+        return
     if output is Output.JSON or request is None:
         if output is not Output.JSON:
             err.print(f"--output {output.value} needs the request (--request FILE); showing JSON")
         print(result_json)
         return
-    result = SolveResult.model_validate_json(result_json)
-    if output is Output.TSV:
-        print(roster_to_tsv(request, roster_of(request, result)), end="")
-    else:
-        print_table(request, result)
+    print_table(request, SolveResult.model_validate_json(result_json))
 
 
 def progress_detail(ev: dict[str, str]) -> str:
@@ -304,6 +304,14 @@ def submit(
         ),
     ] = None,
     output: OutputOpt = Output.TABLE,
+    priority: Annotated[
+        Priority | None,
+        typer.Option(
+            "--priority",
+            help="high, normal or low: which waiting jobs the solvers take first (default: "
+            "the request's, else normal).",
+        ),
+    ] = None,
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """Submit a request through the public stream, like any foreign producer.
@@ -311,6 +319,8 @@ def submit(
     With --job-id of a job the services already know, nothing is submitted (a repeat is not
     solved twice); with --watch the known job is followed instead."""
     request = _load(file)
+    if priority is not None:
+        request = request.model_copy(update={"priority": priority})
     when = _not_before(not_before)
     target = resolve(redis_url)
     asyncio.run(_submit_and_watch(target, request, job_id, when, watch, output))
@@ -320,7 +330,7 @@ def watch(
     job_id: Annotated[str, typer.Argument(help="Job id to follow.")],
     output: OutputOpt = Output.JSON,
     request_file: Annotated[
-        Path | None, typer.Option("--request", help="The request, for tsv/table output.")
+        Path | None, typer.Option("--request", help="The request, for table output.")
     ] = None,
     wait: Annotated[
         bool,

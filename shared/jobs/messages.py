@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.errors import ErrorClass
+from shared.roster.model import Priority
 
 __all__ = ["ErrorClass"]  # re-exported: the records carry it
 
@@ -52,6 +53,7 @@ class IntakeEntry(_Record):
     job_id: str | None = None
     payload: str | None = None
     not_before: str | None = None
+    priority: str | None = None
     other: dict[str, str] | None = Field(
         default=None, description="Fields outside the contract, kept for the dead letter."
     )
@@ -74,7 +76,7 @@ class IntakeEntry(_Record):
             return json.dumps(v)
         return v
 
-    @field_validator("type", "job_id", "not_before", mode="before")
+    @field_validator("type", "job_id", "not_before", "priority", mode="before")
     @classmethod
     def _scalars_as_text(cls, v: Any) -> Any:
         if v is None or isinstance(v, str):
@@ -100,6 +102,8 @@ class Job(_Record):
     submitted_at: float = Field(default_factory=now)
     trace_id: str | None = None
     history: list[AttemptError] = Field(default_factory=list)
+    # Which of the hop's streams it waits in (shared/names.py `jobs_for`, `fallback_for`).
+    priority: Priority = Priority.NORMAL
 
 
 class FallbackJob(_Record):
@@ -133,6 +137,8 @@ class DeadLetter(_Record):
     trace_id: str | None
     first_seen: float | None
     dead_at: float = Field(default_factory=now)
+    # The job's priority, so that a replay queues it as it was (None: never became a job).
+    priority: Priority | None = None
 
 
 class OutcomeKind(StrEnum):
@@ -150,6 +156,8 @@ class Outcome(_Record):
     kind: OutcomeKind
     job_id: str
     ts: float = Field(default_factory=now)
+    # accepted
+    priority: Priority | None = None
     # progress
     progress: float | None = None
     message: str | None = None
@@ -198,6 +206,8 @@ class Outcome(_Record):
             "job_id": self.job_id,
             "ts": iso(self.ts),
         }
+        if self.kind is OutcomeKind.ACCEPTED:
+            f["priority"] = (self.priority or Priority.NORMAL).value
         if self.kind is OutcomeKind.PROGRESS:
             f |= {
                 "progress": f"{self.progress or 0:.0f}",

@@ -47,6 +47,14 @@ class Implementation(StrEnum):
     GREEDY = "greedy"
 
 
+class Priority(StrEnum):
+    """Which waiting jobs a solver takes first (docs/decisions/0016-priorities.md)."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -138,6 +146,13 @@ class SolveRequest(_Model):
 
     version: Literal[1] = 1
     name: str | None = Field(default=None, max_length=200)
+    priority: Priority | None = Field(
+        default=None,
+        description="Which waiting jobs the solvers take first: every waiting high job before "
+        "any normal one, normal before low (a low job waiting longer than the deployment's "
+        "PRIORITY_AGING_SECONDS competes as normal). An intake entry's own `priority` field "
+        "wins over this one; absent in both: normal.",
+    )
     horizon: Horizon
     min_rest_minutes: Minutes | None = Field(
         default=None,
