@@ -49,6 +49,7 @@ typedef struct {
     const int32_t *cover_req;
     const int32_t *cover_under;
     const int32_t *cover_over;
+    const int32_t *pin;
 } gr_problem;
 
 typedef struct {

@@ -58,6 +58,7 @@ static int load(owned *o, const char *path)
     }
     size_t E = (size_t)sz[0], D = (size_t)sz[1], S = (size_t)sz[2];
     gr_problem *p = &o->p;
+    p->pin = NULL; /* the dump format has no pins */
     p->n_employees = sz[0];
     p->n_days = sz[1];
     p->n_shifts = sz[2];
