@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from shared.cli.devrunner import reachable
+from shared.roster.parse import parse_request
+from shared.solving.dispatch import solve_request
 from tests.conftest import ROOT, Stack, request_json
 
 pytestmark = pytest.mark.redis
@@ -107,3 +109,26 @@ def test_dead_letters_list_show_replay(stack: Stack) -> None:
     assert shown["error_class"] == "invalid" and shown["history"]
     # An invalid entry never became a job: nothing to replay, said plainly.
     assert cli(stack, "dead", "replay", "cli-dead").returncode == 2
+
+
+def test_repair_submitted_through_the_services_reports_its_changes(
+        stack: Stack, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(request_json(implementation="greedy"))
+    published = tmp_path / "published.json"
+    published.write_text(solve_request(parse_request(request.read_text())).model_dump_json())
+    first = json.loads(published.read_text())["assignments"][0]
+    worked = [d for d, s in enumerate(first["shifts"]) if s][-1]
+    absent = f"{first['employee']}:{worked}-{worked}"
+    done = cli(stack, "repair", str(request), str(published), "--absent", absent,
+               "--freeze-before", str(worked), "--submit", "--job-id", "cli-repair", "--watch",
+               "-o", "json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["assignments"][0]["shifts"][worked] is None  # the absence
+    assert result["changes"] >= 1
+    assert f"{result['changes']} cells changed" in done.stderr
+    record = json.loads(cli(stack, "status", "cli-repair").stdout)
+    assert record["changes"] == str(result["changes"])
+    again = cli(stack, "watch", "cli-repair")
+    assert f"{result['changes']} cells changed" in again.stderr

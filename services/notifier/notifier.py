@@ -89,6 +89,7 @@ class Notifier:
                 attempts=outcome.attempts,
                 solver_used=outcome.solver_used,
                 solve_time_ms=outcome.solve_time_ms,
+                changes=outcome.changes,
                 event_id=written,
             )
         elif outcome.kind is OutcomeKind.FAILED:

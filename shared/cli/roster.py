@@ -311,6 +311,8 @@ def print_table(req: SolveRequest, result: SolveResult) -> None:
         out.print(f"... and {len(broken) - MAX_LISTED_VIOLATIONS} more hard violations")
     verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
     line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
+    if result.changes is not None:
+        line += f", {result.changes} cells changed"
     if result.stats is not None:
         s = result.stats
         line += f" ({s.implementation}, seed {s.seed}, {s.time_ms:.0f} ms)"

@@ -163,6 +163,12 @@ class CompletedEvent(_Event):
         description="Present when a cancel stopped the solve: the result is the best roster "
         "found until then.",
     )
+    changes: UInt | None = Field(
+        default=None,
+        description="Cells of the roster that differ from the request's `previous` roster "
+        "(re-rostering; the result's `changes` rule lists them). Present only when the request "
+        "has one; absent from events of services older than this field.",
+    )
 
 
 class FailedEvent(_Event):

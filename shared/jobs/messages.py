@@ -154,6 +154,7 @@ class Outcome(_Record):
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None
+    changes: int | None = None  # re-rostering: cells that differ from the previous roster
     # completed and failed
     attempts: int | None = None
     # failed
@@ -188,6 +189,8 @@ class Outcome(_Record):
             }
             if self.cancelled:
                 f["cancelled"] = "true"
+            if self.changes is not None:
+                f["changes"] = str(self.changes)
         elif self.kind is OutcomeKind.FAILED:
             f |= {
                 "error_class": (self.error_class or ErrorClass.CRASH).value,

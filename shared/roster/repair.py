@@ -59,7 +59,7 @@ def repair_request(
                 f"the frozen past cannot change"
             )
         off.setdefault(a.employee, set()).update(range(a.first, a.last + 1))
-    data = request.model_dump(mode="json", exclude_none=True)
+    data = request.model_dump(mode="json")
     for emp in data["employees"]:
         extra = off.get(emp["id"])
         if extra:

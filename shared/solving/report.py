@@ -60,6 +60,7 @@ class Reports:
                 solver_used=used.value,
                 attempts=job.attempt,
                 cancelled=bool(result.stats and result.stats.cancelled),
+                changes=result.changes,
             ),
             self.names.outcomes,
             pipeline=pipe,
