@@ -3,12 +3,17 @@
 On each instance: solve it (the published roster), then mark two employees absent for three
 days from day 10 and solve twice more: the **repair** (the published roster as `previous`,
 every day before day 10 frozen, each changed cell at the default `change_weight`), and
-**from scratch** (the same absences, no previous roster, nothing frozen). Prints, per instance and method: the cells that differ from
-the published roster, the penalty of the roster by the instance's own rules (changes not
-priced, so the two compare) and the repair's change cost, and the time to the first feasible
-roster. The absent employees are the first two (in the instance's order) that the published
-roster has working on an absent day. Targets: the repair changes at most a tenth of what from scratch changes, and has its
-first feasible roster within 1 s. `task bench:repair` runs this.
+**from scratch** (the same absences, no previous roster, nothing frozen). Prints, per instance
+and method: the cells that differ from the published roster, the penalty of the roster by the
+instance's own rules (changes not priced, so the two compare) and the repair's change cost,
+and the time to the first feasible roster. Targets: the repair changes at most a tenth of what
+from scratch changes, and has its first feasible roster within 1 s.
+
+The absent employees are the first two (in the instance's order) that the published roster has
+off on day 9 and working on an absent day: someone who calls in sick at the start of a working
+stretch. Someone working on day 9 as well would leave a run cut short at the frozen day 9,
+which the minimum-run rules may make impossible to repair (the repair then says which rule it
+breaks, and no roster is feasible). `task bench:repair` runs this.
 
 Every solve runs in this process, one at a time, in one thread (HiGHS too: `threads` 1).
 
@@ -60,10 +65,13 @@ def changed_cells(before: SolveResult, after: SolveResult) -> int:
 
 
 def absentees(published: SolveResult) -> list[Absence]:
-    """The first employees (in the request's order) the published roster has working on one
-    of the absent days: their absence takes shifts away."""
+    """The first employees (in the request's order) the published roster has off the day
+    before the absence and working on one of its days (see the module's docstring)."""
     days = range(ABSENT_FROM, ABSENT_FROM + ABSENT_DAYS)
-    working = [a for a in published.assignments if any(a.shifts[d] for d in days)]
+    working = [
+        a for a in published.assignments
+        if a.shifts[ABSENT_FROM - 1] is None and any(a.shifts[d] for d in days)
+    ]
     return [Absence(a.employee, days[0], days[-1]) for a in working[:ABSENT_EMPLOYEES]]
 
 

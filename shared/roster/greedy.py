@@ -455,6 +455,15 @@ class Greedy:
             self.put_row(e, list(row), sum(row_breaks(self.rules[e], row).values()))
         self.seeded = True
 
+    def clear_fixed_days(self, e: int) -> None:
+        """A seeded row no rule-abiding row can replace (pins that leave none, e.g. a run the
+        frozen past cuts short) keeps its cells but works no fixed day off: an absence is
+        honoured even when some other rule cannot be."""
+        r = self.rules[e]
+        row = [OFF if off else v for off, v in zip(r.day_off, self.roster[e], strict=True)]
+        if row != self.roster[e]:
+            self.put_row(e, row, sum(row_breaks(r, row).values()))
+
     def construct(self) -> None:
         """Every row planned once, in a random order, each against the rows before it. When
         planning row by row would take more than a share of the time (`plan_work`, or the
@@ -464,8 +473,8 @@ class Greedy:
         if self.seeded:
             self.width = self.width_for(CONSTRUCT_SHARE)
             for e in self.rng.permutation(self.E).tolist():
-                if self.hard[e] and not self.stop():
-                    self.replan(e)
+                if self.hard[e] and not self.stop() and not self.replan(e):
+                    self.clear_fixed_days(e)
             self.publish()
             return
         if not any(self.hard):
