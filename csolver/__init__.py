@@ -288,6 +288,9 @@ def solve_generetic(
         cfg.population = population
         cfg.crash_for_test = 1 if crash_for_test else 0
         cfg.max_evaluations = max_evaluations
+        start = _start_of(problem, packed)
+        if start is not None:
+            cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
         _check(_run_ga(packed, cfg, ga_prog, roster, control))
     refresh()
     first_ms = [best.first_ms] if best.first_ms is not None else []
@@ -318,6 +321,21 @@ def solve_generetic(
         # proved its roster optimal
         timed_out=bool(ga_prog.timed_out) if ga_runs else not cancelled and not skip_ga,
     )
+
+
+def _start_of(problem: Problem, packed: _Packed) -> npt.NDArray[np.int32] | None:
+    """Where the GA starts a re-roster: the previous roster with its pins set and nothing on a
+    fixed day off (an absence), which the search then repairs with few changes. On a long
+    horizon, where the column phase's row DP gives up, a greedy start that knows nothing of
+    the previous roster would leave the search hundreds of changes to undo."""
+    if problem.previous is None:
+        return None
+    previous = np.asarray(problem.previous)
+    if previous.shape != packed.shape:
+        return None  # _Packed's check names it when the changes are priced
+    start = np.where(packed.arrays["day_off"] == 1, -1, np.maximum(previous, -1))
+    start = np.where(start >= packed.arrays["length"].size, -1, start).astype(np.int32)
+    return np.ascontiguousarray(set_pins(problem, start), dtype=np.int32)
 
 
 class _Best:

@@ -58,6 +58,7 @@ typedef struct {
     int32_t population;
     int32_t crash_for_test;
     int64_t max_evaluations;
+    const int32_t *start;
 } gr_config;
 
 typedef struct {

@@ -229,3 +229,14 @@ def test_absences_that_cannot_be_honoured_are_refused(absent: list[str], freeze:
     with pytest.raises(ValueError, match=expected):
         repair_request(request(), [EmployeeRoster.model_validate(p) for p in PREVIOUS],
                        [Absence.parse(a) for a in absent], freeze)
+
+
+def test_an_absence_counts_toward_the_minimum_minutes() -> None:
+    """Sick leave is paid time: the shifts an absence takes away lower the employee's minimum,
+    so the lost minutes need not be made up in the days left."""
+    req = request(employees=[{"id": "A", "min_minutes": 4000}, {"id": "B"}])
+    rep = repair_request(req, [EmployeeRoster.model_validate(p) for p in PREVIOUS],
+                         [Absence("A", 3, 5)])
+    assert rep.employees[0].min_minutes == 4000 - 2 * 480  # E on days 3 and 4, off on 5
+    assert {3, 4, 5} <= set(rep.employees[0].days_off)
+    assert rep.employees[1].min_minutes == 0

@@ -106,6 +106,9 @@ typedef struct {
     int64_t max_evaluations;  /* stop after this many move evaluations; 0 = unlimited.
                                  The search never reads the clock to make a decision, so with
                                  this budget (and a generous time limit) a run is reproducible. */
+    const int32_t *start;     /* E*D roster the first individual starts from instead of the
+                                 greedy start (re-rostering: the previous roster), or NULL;
+                                 a cell outside [-1, S) is GR_ERR_CONFIG */
 } gr_config;
 
 /*

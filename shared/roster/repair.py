@@ -40,7 +40,8 @@ def repair_request(
     freeze_before_day: int | None = None,
     change_weight: int | None = None,
 ) -> SolveRequest:
-    """`request` re-rostered around `absences`: each absent day becomes a fixed day off,
+    """`request` re-rostered around `absences`: each absent day becomes a fixed day off (and
+    the minutes `previous` had the employee work on it come off their `min_minutes`),
     `previous` is the roster to stay close to, and days before `freeze_before_day` keep it
     exactly. ValueError naming the absence that cannot be honoured; the result is validated
     as any request is (a pin that contradicts it is refused there)."""
@@ -59,11 +60,22 @@ def repair_request(
                 f"the frozen past cannot change"
             )
         off.setdefault(a.employee, set()).update(range(a.first, a.last + 1))
+    length = {s.id: s.length_minutes for s in request.shift_types}
+    rows = {r.employee: r.shifts for r in previous}
     data = request.model_dump(mode="json")
     for emp in data["employees"]:
         extra = off.get(emp["id"])
         if extra:
             emp["days_off"] = sorted(set(emp.get("days_off", [])) | extra)
+            # An absence is time the contract counts as worked (sick leave is paid): the
+            # shifts it takes away lower the minimum, or the lost minutes would have to be
+            # made up in the days left, which the other rules often forbid.
+            row = rows.get(emp["id"], [])
+            lost = 0
+            for d in extra:
+                worked = row[d] if d < len(row) else None
+                lost += length.get(worked, 0) if worked is not None else 0
+            emp["min_minutes"] = max(0, emp["min_minutes"] - lost)
     data["previous"] = [r.model_dump(mode="json") for r in previous]
     if freeze_before_day is not None:
         data["freeze_before_day"] = freeze_before_day
