@@ -117,7 +117,8 @@ def test_repair_submitted_through_the_services_reports_its_changes(
     request.write_text(request_json(implementation="greedy"))
     published = tmp_path / "published.json"
     published.write_text(solve_request(parse_request(request.read_text())).model_dump_json())
-    first = json.loads(published.read_text())["assignments"][0]
+    rows = json.loads(published.read_text())["assignments"]
+    e, first = next((i, r) for i, r in enumerate(rows) if any(r["shifts"]))
     worked = [d for d, s in enumerate(first["shifts"]) if s][-1]
     absent = f"{first['employee']}:{worked}-{worked}"
     done = cli(stack, "repair", str(request), str(published), "--absent", absent,
@@ -125,10 +126,22 @@ def test_repair_submitted_through_the_services_reports_its_changes(
                "-o", "json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["assignments"][0]["shifts"][worked] is None  # the absence
+    assert result["assignments"][e]["shifts"][worked] is None  # the absence
     assert result["changes"] >= 1
     assert f"{result['changes']} cells changed" in done.stderr
     record = json.loads(cli(stack, "status", "cli-repair").stdout)
     assert record["changes"] == str(result["changes"])
     again = cli(stack, "watch", "cli-repair")
     assert f"{result['changes']} cells changed" in again.stderr
+
+
+def test_a_pin_contradicting_the_request_fails_as_invalid_naming_it(stack: Stack) -> None:
+    doc = json.loads(request_json(implementation="greedy"))
+    emp = doc["employees"][0]
+    emp["days_off"] = [2]
+    doc["pinned"] = [{"employee": emp["id"], "day": 2, "shift": doc["shift_types"][0]["id"]}]
+    stack.xadd({"type": "solve", "job_id": "cli-pin", "payload": json.dumps(doc)})
+    failed = stack.wait_terminal("cli-pin")["cli-pin"]
+    assert failed["type"] == "solver.failed" and failed["error_class"] == "invalid"
+    assert f"pinned[0]: pins employee {emp['id']!r}" in failed["reason"]
+    assert "one of the employee's days_off" in failed["reason"]
