@@ -59,6 +59,10 @@ CANCEL_POLL_SECONDS = 0.010
 COLUMN_SHARE = 0.75
 # ... of which the root LP may take this much, or the phase ends with its first roster.
 ROOT_SHARE = 0.25
+# What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
+# package may not import that layer).
+PHASE_COLUMNS = "columns"
+PHASE_GENETIC = "genetic"
 
 
 class GeneticError(ValueError):
@@ -270,18 +274,28 @@ def solve_generetic(
     control.refresh = refresh
     outcome = None
     if column_share > 0 and max_evaluations == 0 and not crash_for_test:
+        progress.phase = PHASE_COLUMNS
+
+        def bound(value: float) -> None:
+            progress.lower_bound = float(value)
+
         outcome = solve_by_columns(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
             root_deadline=started + ROOT_SHARE * time_limit,
-            stop=control.cancel.is_set, offer=best.offer, priced=best.count,
+            stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
         )
+    lower_bound = None
+    if outcome is not None and outcome.lower_bound is not None:
+        lower_bound = float(outcome.lower_bound)
+    progress.lower_bound = lower_bound
     remaining = time_limit - (time.monotonic() - started)
     skip_ga = (outcome is not None and outcome.proven_optimal) or control.cancel.is_set()
     roster = np.full(packed.shape, -1, dtype=np.int32)
     ga_offset_ms = (time.monotonic() - started) * 1000.0
     ga_runs = not skip_ga and remaining > 0
     if ga_runs:
+        progress.phase = PHASE_GENETIC
         cfg = ffi.new("gr_config *")
         cfg.time_limit = remaining
         cfg.seed = seed
@@ -320,6 +334,7 @@ def solve_generetic(
         # the GA's own verdict; without it, the column phase used the whole limit unless it
         # proved its roster optimal
         timed_out=bool(ga_prog.timed_out) if ga_runs else not cancelled and not skip_ga,
+        lower_bound=lower_bound,
     )
 
 

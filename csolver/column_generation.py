@@ -251,11 +251,13 @@ def solve_by_columns(
     stop: Callable[[], bool],
     offer: Callable[[npt.NDArray[np.int32], int], None],
     priced: Callable[[int], None] = lambda n: None,
+    bound: Callable[[float], None] = lambda b: None,
 ) -> ColumnOutcome | None:
     """Column generation and dives until `deadline` (time.monotonic()); the
     phase gives up after the first roster when the root LP is not optimal by `root_deadline`.
     Returns None when the problem is too large for it; `offer` sees each better roster and
-    `priced` the number of rows each pricing round computed (progress)."""
+    `priced` the number of rows each pricing round computed and `bound` the lower bound once
+    the root LP proves one (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
     v = s + 1
@@ -346,6 +348,7 @@ def solve_by_columns(
     # Lagrangian bound: LP value plus each employee's most negative reduced cost (the DP
     # enumerates a superset of the rule-abiding rows), less the rounding of the prices
     lower = master.objective() + slack - e * d * 0.5 / SCALE
+    bound(lower)
 
     def proven() -> bool:
         return best[0] is not None and best[0] <= math.ceil(lower - 1e-6)

@@ -71,6 +71,12 @@ class Names:
     def schedule(self) -> str:
         return colocated(self.jobs, ":schedule")
 
+    @property
+    def scheduled(self) -> str:
+        """The entries of `not_before` jobs by job id (a hash beside the schedule), so that a
+        cancel can take one out at once (shared/jobs/schedule.py)."""
+        return colocated(self.jobs, ":scheduled")
+
     def terminal(self, job_id: str) -> str:
         return colocated(self.events, ":terminal:" + job_id)
 
@@ -91,6 +97,12 @@ class Names:
         """Which BullMQ job the bridge handed over under `job_id`: in the intake stream's slot,
         so one script can claim the id and append the intake entry (services/bridge/)."""
         return "{" + self.intake + "}:bridged:" + job_id
+
+    @property
+    def alerts(self) -> str:
+        """What the intake saw go wrong on its stream (services/intake/watch.py), for stats,
+        health and the console."""
+        return f"{self.prefix}alerts"
 
     def bridge_heartbeat(self, consumer: str) -> str:
         return f"{self.prefix}bridge:heartbeat:{consumer}"

@@ -91,12 +91,17 @@ class Settings(BaseSettings):
     events_maxlen: int = Field(default=100_000, ge=100)
     dead_maxlen: int = Field(default=100_000, ge=100)
     # Dead letters older than this are trimmed by triage (XTRIM MINID) every trim interval;
-    # intake trims its input (written by foreign producers, maybe untrimmed) as often.
+    # intake trims what it consumed of its input (written by foreign producers, maybe
+    # untrimmed, maybe 8 MiB an entry) and the notifier the outcomes it published as often:
+    # memory is bounded by what is done with leaving at once (shared/streaming/retention.py).
     dead_max_age_seconds: int = Field(default=30 * 24 * 3600, ge=1)
-    trim_interval_seconds: float = Field(default=60.0, gt=0)
+    trim_interval_seconds: float = Field(default=1.0, gt=0)
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)
+    # The furthest ahead a `not_before` may lie: beyond it the request is `invalid`. A
+    # scheduled job holds its whole request in Redis until it is due (docs/services.md).
+    not_before_horizon_seconds: int = Field(default=90 * 24 * 3600, ge=1)
 
     retry_base_seconds: float = Field(default=1.0, gt=0)
     retry_factor: float = Field(default=2.0, ge=1)

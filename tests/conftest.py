@@ -165,6 +165,15 @@ class Stack:
         except redis.ResponseError:
             return 0
 
+    def started(self, service: str) -> int:
+        """How many processes of a service have started consuming, by their logs (Redis lists a
+        consumer only once it has been served an entry, so the group cannot tell)."""
+        assert self.supervisor.log_dir is not None
+        return sum(
+            "started successfully" in p.read_text(errors="replace")
+            for p in self.supervisor.log_dir.glob(f"{service}-*.log")
+        )
+
     def job(self, job_id: str) -> dict[str, str]:
         return dict(self.redis.hgetall(self.names.job(job_id)))
 

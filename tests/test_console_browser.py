@@ -161,6 +161,13 @@ def test_console_in_a_browser(
     page.click("#submit")
     page.wait_for_selector("#job-state.completed", timeout=90_000)
     result = json.loads(stack.terminal("browser-curtois")[0]["result"])
+    # Beside the penalty: the solver's bound (Instance 1's root LP converges in well under a
+    # second), the gap against it, and whether the roster is proven optimal.
+    stats = result["stats"]
+    assert page.inner_text("#penalty") == str(result["score"]["penalty"])
+    assert page.inner_text("#lower-bound") == str(stats["lower_bound"])
+    assert page.inner_text("#gap") == f"{stats['gap'] * 100:.2f} %"
+    assert page.inner_text("#proven-optimal") == ("yes" if stats["proven_optimal"] else "no")
     unmet = {
         (m["employee"], d)
         for r in result["breakdown"] if r["rule"] in ("shift_on_requests", "shift_off_requests")

@@ -124,6 +124,28 @@ def test_the_job_id_limit_is_the_published_contracts() -> None:
     assert routed(solve(None)) == Reject("anon-5-0", "job_id: missing")
 
 
+def test_ids_that_cannot_round_trip_are_refused_not_rewritten() -> None:
+    """A padded id would be stripped into another job's id; bytes that are not UTF-8 would
+    decode to the same text as other bytes: both are refused under the entry's own id."""
+    padded = routed(solve(" v1 "))
+    assert isinstance(padded, Reject) and padded.job_id == "anon-5-0"
+    assert "surrounding whitespace" in padded.reason
+    assert not needs_claim(solve(" v1 ")) and not needs_claim(solve("v1\n"))
+    broken = solve("\\xffbin", defect="job_id: not valid UTF-8")
+    assert routed(broken) == Reject("anon-5-0", "job_id: not valid UTF-8")
+    assert not needs_claim(broken)
+    assert routed(solve("v 1")) == Accept("v 1")  # inner spaces are part of the id
+
+
+def test_not_before_beyond_the_horizon_is_invalid() -> None:
+    entry = solve("late", not_before="9999-12-31T00:00:00Z")
+    late = routed(entry)
+    assert isinstance(late, Reject) and late.job_id == "late"
+    assert late.reason.startswith("not_before: 9999-12-31") and "90 days" in late.reason
+    soon = solve("soon", not_before="1970-01-02T00:00:00Z")  # now=1000 s: a day ahead
+    assert routed(soon) == Accept("soon", 86_400.0)
+
+
 # ------------------------------------------------------------------------------ triage
 
 

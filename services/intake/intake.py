@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
 from opentelemetry import trace
@@ -20,12 +21,13 @@ from services.intake.verdict import (
     Reject,
     Verdict,
     anon,
+    cancel_action,
     job_id_of,
+    job_id_problem,
     judge,
     kind_of,
     needs_claim,
     route,
-    usable_job_id,
 )
 from shared.errors import ErrorClass
 from shared.jobs.dead_letters import REPLAY_ATTRIBUTE, REPLAY_FIELD
@@ -58,7 +60,7 @@ def failure_record(
     stage: str, job_id: str, error_class: ErrorClass, reason: str, entry: IntakeEntry
 ) -> FailureRecord:
     """A permanent failure of an intake entry, holding what the producer sent."""
-    raw = entry.model_dump(exclude_none=True, exclude={"other"}) | (entry.other or {})
+    raw = entry.model_dump(exclude_none=True, exclude={"other", "defect"}) | (entry.other or {})
     return FailureRecord(
         job_id=job_id,
         severity=Severity.PERMANENT,
@@ -74,7 +76,9 @@ def poison_failure(stage: str, delivery: Delivery[IntakeEntry]) -> FailureRecord
     """The failure record of an intake entry that keeps failing (the hop's poison reaction)."""
     return failure_record(
         stage,
-        job_id_of(delivery.body) or anon(delivery.entry_id),
+        job_id_of(delivery.body)
+        if job_id_problem(delivery.body) is None
+        else anon(delivery.entry_id),
         ErrorClass.EXHAUSTED,
         f"{stage}: delivered {delivery.delivery_count} times without finishing (poison message)",
         delivery.body,
@@ -111,6 +115,18 @@ class Intake:
         owned = await claiming
         # After the claims, so that a cancel sees a submission earlier in its own batch.
         known = await self._known(batch)
+        # A scheduled job is taken out of the schedule at once: its request does not stay in
+        # Redis until its due time, and its `cancelled` ends it now.
+        unscheduled = await self.schedule.cancel(
+            [
+                job_id_of(d.body)
+                for d in batch
+                if kind_of(d.body) == "cancel"
+                and (k := known.get(job_id_of(d.body))) is not None
+                and k.state == JobState.SCHEDULED.value
+                and isinstance(cancel_action(job_id_of(d.body), d.entry_id, k, 1), Cancel)
+            ]
+        )
         at = now()
         # A job must not reach the solver before its record and its `accepted` outcome are
         # written: on one server that is the order inside one pipeline; on a Cluster, whose
@@ -133,8 +149,9 @@ class Intake:
                         now=at,
                         known=known.get(job_id),
                         cancel_ttl_ms=self.s.cancel_ttl_seconds * 1000,
+                        horizon_seconds=self.s.not_before_horizon_seconds,
                     )
-                    await self._carry_out(action, d.body, pipe, jobs)
+                    await self._carry_out(action, d.body, pipe, jobs, unscheduled)
 
     async def _claim_all(self, batch: list[Delivery[IntakeEntry]]) -> dict[str, bool]:
         # Claimed whatever the verdict: a job id gets exactly one terminal event, so an invalid
@@ -153,7 +170,7 @@ class Intake:
             {
                 job_id_of(d.body)
                 for d in batch
-                if kind_of(d.body) == "cancel" and usable_job_id(job_id_of(d.body))
+                if kind_of(d.body) == "cancel" and job_id_problem(d.body) is None
             }
         )
         if not ids:
@@ -180,13 +197,26 @@ class Intake:
             )
         return known
 
-    async def _carry_out(self, action: Action, entry: IntakeEntry, pipe: Any, jobs: Any) -> None:
+    async def _carry_out(
+        self, action: Action, entry: IntakeEntry, pipe: Any, jobs: Any, unscheduled: set[str]
+    ) -> None:
         match action:
             case Reject(job_id, reason):
                 log.info("invalid request %s: %s", job_id, reason)
                 record_failure(ErrorClass.INVALID.value)
                 record = failure_record("intake", job_id, ErrorClass.INVALID, reason, entry)
                 await self.svc.publish(record, self.names.failures, pipeline=pipe)
+            case Cancel(job_id, expire_at_ms) if job_id in unscheduled:
+                unscheduled.discard(job_id)  # one `cancelled` however many cancels
+                outcome = Outcome(
+                    kind=OutcomeKind.FAILED,
+                    job_id=job_id,
+                    error_class=ErrorClass.CANCELLED,
+                    reason="cancelled before its not_before time; taken out of the schedule",
+                    attempts=0,
+                )
+                await self.svc.publish(outcome, self.names.outcomes, pipeline=pipe)
+                log.info("scheduled job %s cancelled", job_id)
             case Cancel(job_id, expire_at_ms):
                 pipe.set(self.names.cancel(job_id), "1", pxat=expire_at_ms)
                 log.info("cancel requested for %s", job_id)
@@ -208,10 +238,15 @@ class Intake:
             Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes, pipeline=pipe
         )
         if due is not None:
+            # The job id and the record live until the job is due and as long again as any
+            # job's after that: a repeat is still a repeat, and a cancel still finds the job.
+            wait = max(0, math.ceil(due - now()))
             self.records.queue(
                 pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due
             )
-            await self.schedule.add(job, due, pipe=jobs)
+            pipe.expire(self.names.job(job_id), self.s.job_ttl_seconds + wait)
+            pipe.expire(self.names.idempotency(job_id), self.s.idempotency_ttl_seconds + wait)
+            await self.schedule.add_cancellable(job, due, pipe=jobs)
         else:
             self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
             await self.svc.publish(job, self.names.jobs, pipeline=jobs)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from shared.errors import InvalidRequest
 from shared.jobs.events import MAX_JOB_ID
-from shared.jobs.messages import IntakeEntry, parse_time
+from shared.jobs.messages import IntakeEntry, iso, parse_time
 from shared.roster.limits import Limits
 from shared.roster.parse import parse_request
 
@@ -92,25 +92,43 @@ def parse_not_before(value: str) -> float:
 
 
 def job_id_of(entry: IntakeEntry) -> str:
-    """The entry's job id as the intake keys it ("" when missing)."""
-    return (entry.job_id or "").strip()
+    """The entry's job id exactly as sent ("" when missing): never rewritten, so that the
+    answer goes out under the id its producer waits for."""
+    return entry.job_id or ""
 
 
 def kind_of(entry: IntakeEntry) -> str:
     return (entry.type or "").strip()
 
 
-def usable_job_id(job_id: str) -> bool:
-    return 0 < len(job_id) <= MAX_JOB_ID
+def job_id_problem(entry: IntakeEntry) -> str | None:
+    """Why the entry's job id cannot be used as sent (None: it can)."""
+    job_id = job_id_of(entry)
+    if entry.defect is not None:
+        return entry.defect
+    if not job_id:
+        return "job_id: missing"
+    if len(job_id) > MAX_JOB_ID:
+        return f"job_id: longer than {MAX_JOB_ID} characters"
+    if job_id != job_id.strip():
+        # Stripped, it would collide with the id without the spaces; kept, most clients would
+        # not match it. Refused either way, never rewritten.
+        return f"job_id: {job_id[:60]!r} has surrounding whitespace"
+    return None
 
 
 def needs_claim(entry: IntakeEntry) -> bool:
     """Whether the entry spends its job id (a solve request under a usable id)."""
-    return usable_job_id(job_id_of(entry)) and kind_of(entry) == "solve"
+    return job_id_problem(entry) is None and kind_of(entry) == "solve"
 
 
 def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
     """What a solve request is worth, before knowing whether its job id is ours."""
+    if entry.payload_bytes is not None and entry.payload_bytes > limits.max_json_bytes:
+        return Verdict(
+            reason=f"payload: {entry.payload_bytes} bytes is over the limit of "
+            f"{limits.max_json_bytes} bytes"
+        )
     if entry.payload is None:
         return Verdict(reason="payload: missing")
     try:
@@ -162,6 +180,7 @@ def route(
     now: float,
     known: Known | None = None,
     cancel_ttl_ms: int = 24 * 3600 * 1000,
+    horizon_seconds: float = 90 * 24 * 3600,
 ) -> Action:
     """What becomes of one entry.
 
@@ -173,12 +192,11 @@ def route(
         now: the current time, against which `not_before` is compared.
         known: for a cancel, what Redis holds about its job id (`Known`; None: not looked up).
         cancel_ttl_ms: the longest a cancel marker lives (`CANCEL_TTL_SECONDS`).
+        horizon_seconds: how far ahead `not_before` may lie (`NOT_BEFORE_HORIZON_SECONDS`).
     """
     job_id = job_id_of(entry)
-    if not job_id:
-        return Reject(anon(entry_id), "job_id: missing")
-    if len(job_id) > MAX_JOB_ID:
-        return Reject(anon(entry_id), f"job_id: longer than {MAX_JOB_ID} characters")
+    if (problem := job_id_problem(entry)) is not None:
+        return Reject(anon(entry_id), problem)
     kind = kind_of(entry)
     if kind == "cancel":
         return cancel_action(job_id, entry_id, known, cancel_ttl_ms)
@@ -191,6 +209,12 @@ def route(
     if verdict.reason is not None:
         return Reject(job_id, verdict.reason)
     due = verdict.due if verdict.due is not None and verdict.due > now else None
+    if due is not None and due > now + horizon_seconds:
+        return Reject(
+            job_id,
+            f"not_before: {iso(due)} is more than {horizon_seconds / 86400:g} days ahead "
+            "(the most a deployment allows: NOT_BEFORE_HORIZON_SECONDS)",
+        )
     return Accept(job_id, due)
 
 

@@ -12,6 +12,7 @@ Exit codes: shared/cli/exits.py (0 completed, 1 failed, 2 invalid input, 4 unkno
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import time
@@ -37,7 +38,7 @@ from shared.cli.devrunner import (
 )
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import Target, fail, redact, resolve
-from shared.cli.roster import Output
+from shared.cli.roster import Output, verdict_line
 from shared.connection.factory import sync_client
 from shared.errors import ReplayError
 from shared.jobs.client import Client, lifecycle, terminal_of
@@ -196,7 +197,11 @@ def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> 
             + (" (cancelled early)" if ev.get("cancelled") == "true" else "")
             + (f", {ev['changes']} cells changed" if ev.get("changes") else "")
         )
-        render(ev.get("result", "{}"), request, output)
+        result_json = ev.get("result", "{}")
+        if output is not Output.TABLE or request is None:  # a table ends with this line
+            with contextlib.suppress(ValueError):
+                err.print(verdict_line(SolveResult.model_validate_json(result_json)))
+        render(result_json, request, output)
         return
     err.print(
         f"[red]failed[/red] ({ev.get('error_class')}): {escape(ev.get('reason', ''))} "

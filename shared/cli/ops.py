@@ -105,7 +105,11 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     dead = Text(str(stats.dead_letters), style="red" if stats.dead_letters else "")
     rate = "-" if w.fallback_rate is None else f"{w.fallback_rate:.1%}"
     failures = ", ".join(f"{k} {v}" for k, v in sorted(w.failures_by_class.items())) or "0"
+    rows: list[tuple[str, str | Text]] = [
+        ("intake alert", Text(alert, style="red")) for alert in stats.alerts
+    ]
     for what, value in (
+        *rows,
         ("dead letters", dead),
         ("scheduled (delayed/retry)", str(stats.scheduled)),
         ("jobs per minute", f"{w.jobs_per_minute:.1f}"),

@@ -55,6 +55,16 @@ class IntakeEntry(_Record):
     other: dict[str, str] | None = Field(
         default=None, description="Fields outside the contract, kept for the dead letter."
     )
+    payload_bytes: int | None = Field(
+        default=None,
+        description="The payload's size when it was over the size limit and not read, set by "
+        "the intake's parser; the request is `invalid`.",
+    )
+    defect: str | None = Field(
+        default=None,
+        description="Why the entry cannot be used as sent (a field that is not UTF-8), set by "
+        "the intake's parser; the entry is refused under an `anon-` id.",
+    )
 
     @field_validator("payload", mode="before")
     @classmethod
@@ -148,19 +158,39 @@ class Outcome(_Record):
     population: int | None = None
     eta_seconds: float | None = None
     best_score: str | None = None
-    lower_bound: float | None = None
+    lower_bound: float | None = None  # progress and completed
     # completed
     result: str | None = Field(default=None, description="SolveResult JSON")
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None
     changes: int | None = None  # re-rostering: cells that differ from the previous roster
+    # the result's proof of quality (shared/roster/optimality.py), flat for consumers that do
+    # not parse the result; `lower_bound` (above) is the result's bound then
+    gap: float | None = None
+    proven_optimal: bool | None = None
+    # the roster's score, for the job record only (the event has it in `result`)
+    penalty: int | None = None
+    hard_violations: int | None = None
     # completed and failed
     attempts: int | None = None
     # failed
     error_class: ErrorClass | None = None
     reason: str | None = None
     dead_letter_id: str | None = None
+
+    # The completed event's and the job record's spelling of the proof (None: not known).
+    def lower_bound_text(self) -> str | None:
+        return None if self.lower_bound is None else f"{self.lower_bound:.0f}"
+
+    def gap_text(self) -> str | None:
+        # A bound above the penalty would be a solver bug; the wire format has no sign for it.
+        return None if self.gap is None else f"{max(0.0, self.gap):.4f}"
+
+    def proven_text(self) -> str | None:
+        if self.proven_optimal is None:
+            return None
+        return "true" if self.proven_optimal else "false"
 
     def event_fields(self) -> dict[str, str]:
         """Flat string fields of the public `solver-events` entry (docs/design.md §3)."""
@@ -178,7 +208,7 @@ class Outcome(_Record):
                 "population": str(self.population or 0),
                 "eta_seconds": f"{self.eta_seconds or 0:.1f}",
                 "best_score": self.best_score or "",
-                "lower_bound": "" if self.lower_bound is None else f"{self.lower_bound:.0f}",
+                "lower_bound": self.lower_bound_text() or "",
             }
         elif self.kind is OutcomeKind.COMPLETED:
             f |= {
@@ -191,6 +221,12 @@ class Outcome(_Record):
                 f["cancelled"] = "true"
             if self.changes is not None:
                 f["changes"] = str(self.changes)
+            if self.proven_optimal is not None:
+                f |= {
+                    "lower_bound": self.lower_bound_text() or "",
+                    "gap": self.gap_text() or "",
+                    "proven_optimal": self.proven_text() or "",
+                }
         elif self.kind is OutcomeKind.FAILED:
             f |= {
                 "error_class": (self.error_class or ErrorClass.CRASH).value,

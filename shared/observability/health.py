@@ -42,6 +42,8 @@ from shared.text import text
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 # Not a stream consumer: probed through the heartbeat it writes every second (check_bridge).
 BRIDGE = "bridge"
+# How long the intake stays not-ready after requests vanished from its stream.
+ALARM_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def check(
     if not any(text(g["name"]) == group for g in groups):
         return Verdict(False, f"group {group!r} missing on {stream!r}")
     if mode == "ready":
+        if service == "intake" and (alarm := intake_alarm(client, names)):
+            return Verdict(False, alarm)
         return Verdict(True, f"{stream}/{group} present")
     info = next(g for g in groups if text(g["name"]) == group)
     waiting = _waiting(client, stream, info)
@@ -163,15 +167,34 @@ def _stale_holds(
     ]
 
 
+def intake_alarm(client: SyncRedis, names: Names, recent_s: float = ALARM_S) -> str | None:
+    """Why the intake is not ready: requests vanished from its stream in the last `recent_s`
+    seconds, or the stream's ids ran ahead of the clock (services/intake/watch.py). Not a
+    liveness failure: a restart would change neither."""
+    alerts = {text(k): text(v) for k, v in (client.hgetall(names.alerts) or {}).items()}
+    if alerts.get("intake_id_ahead"):
+        return f"{names.intake}: last id {alerts['intake_id_ahead']} is far ahead of the clock"
+    at = float(alerts.get("intake_vanished_at") or 0)
+    if time.time() - at < recent_s:
+        return (
+            f"{names.intake}: requests vanished before the intake read them "
+            f"{time.time() - at:.0f} s ago ({alerts.get('intake_vanished')} so far)"
+        )
+    return None
+
+
 def _waiting(client: SyncRedis, stream: str, info: dict[str, object]) -> int:
     """Entries not yet delivered to the group (XINFO GROUPS `lag`)."""
     lag = info.get("lag")
-    if lag is not None:
-        return int(str(lag))
-    # Redis leaves lag unknown after some trims and deletions; fall back to "anything after
-    # the last delivered id".
+    if lag is not None and int(str(lag)) == 0:
+        return 0
     last = text(info.get("last-delivered-id", "0-0"))
-    return len(client.xrange(stream, min=f"({last}", count=1) or [])
+    # Redis leaves lag unknown after some trims and deletions, and too high after a trim past
+    # the group (a producer's MAXLEN): nothing after the last delivered id is nothing waiting.
+    after = client.xrange(stream, min=f"({last}", count=1) or []
+    if lag is not None and after:
+        return int(str(lag))
+    return len(after)
 
 
 

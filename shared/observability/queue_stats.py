@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +120,11 @@ class QueueStats(BaseModel):
     dead_letters: int
     scheduled: int = Field(description="Jobs waiting in the delay schedule (retries, not_before)")
     window: WindowStats
+    alerts: list[str] = Field(
+        default_factory=list,
+        description="What the intake saw go wrong on its stream: requests that vanished before "
+        "it read them, ids ahead of the clock (services/intake/watch.py)",
+    )
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -385,4 +391,24 @@ def collect(
         dead_letters=dead,
         scheduled=int(r.zcard(names.schedule)),
         window=window_stats or _window_stats(r, names, now, window),
+        alerts=intake_alerts(r, names),
     )
+
+
+def intake_alerts(r: SyncRedis, names: Names) -> list[str]:
+    """The intake's alerts (services/intake/watch.py) in words; [] when all is well."""
+    raw = {text(k): text(v) for k, v in (r.hgetall(names.alerts) or {}).items()}
+    out = []
+    if raw.get("intake_vanished"):
+        at = float(raw.get("intake_vanished_at") or 0)
+        out.append(
+            f"{raw['intake_vanished']} requests left {names.intake} before the intake read "
+            f"them (last at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(at))}): a "
+            "producer wrote XADD with MAXLEN or MINID; no event was sent for them"
+        )
+    if raw.get("intake_id_ahead"):
+        out.append(
+            f"{names.intake}'s last id is {raw['intake_id_ahead']}, far ahead of the clock: "
+            "new ids follow it until they run out (docs/publishing.md, Trust)"
+        )
+    return out

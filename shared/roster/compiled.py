@@ -245,22 +245,22 @@ def _weekend_list(start_weekday: int, days: int) -> tuple[list[int], int]:
 
 
 def _csr(
-    cells: list[list[tuple[int, int]]] | None, n_cells: int
+    cell: list[int], shift: list[int], weight: list[int], n_cells: int
 ) -> tuple[list[int], list[int], list[int]]:
-    if cells is None:  # no requests at all
+    """Requests as (cell, shift, weight) in the order given, grouped by cell (the order within
+    a cell kept). Flat lists and a stable sort: a list per cell would be millions of objects
+    at the size limits, and the garbage collector's passes over them took seconds."""
+    if not cell:  # no requests at all
         return [0] * (n_cells + 1), [], []
-    ptr = [0] * (len(cells) + 1)
-    shift: list[int] = []
-    weight: list[int] = []
-    total = 0
-    for i, c in enumerate(cells):
-        if c:
-            total += len(c)
-            for s, w in c:
-                shift.append(s)
-                weight.append(w)
-        ptr[i + 1] = total
-    return ptr, shift, weight
+    cells = np.asarray(cell, dtype=np.int64)
+    order = np.argsort(cells, kind="stable")
+    ptr = np.zeros(n_cells + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cells, minlength=n_cells), out=ptr[1:])
+    return (
+        ptr.tolist(),
+        np.asarray(shift, dtype=np.int64)[order].tolist(),
+        np.asarray(weight, dtype=np.int64)[order].tolist(),
+    )
 
 
 def compile_request(req: SolveRequest) -> Problem:
@@ -286,9 +286,9 @@ def compile_request(req: SolveRequest) -> Problem:
 
     max_shifts = [[0] * n_s for _ in range(n_e)]
     day_off = [[0] * days for _ in range(n_e)]
-    # Made on the first request: many requests have none.
-    on_cells: list[list[tuple[int, int]]] | None = None
-    off_cells: list[list[tuple[int, int]]] | None = None
+    # (cell, shift, weight) of every on and off request, in the request's order.
+    on: tuple[list[int], list[int], list[int]] = ([], [], [])
+    off: tuple[list[int], list[int], list[int]] = ([], [], [])
     required = [set(st.required_skills) for st in shifts]
     for e, emp in enumerate(req.employees):
         skills = set(emp.skills)
@@ -300,16 +300,14 @@ def compile_request(req: SolveRequest) -> Problem:
         off_row = day_off[e]
         for d in emp.days_off:
             off_row[d] = 1
-        if emp.shift_on_requests:
-            if on_cells is None:
-                on_cells = [[] for _ in range(n_e * days)]
-            for r in emp.shift_on_requests:
-                on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
-        if emp.shift_off_requests:
-            if off_cells is None:
-                off_cells = [[] for _ in range(n_e * days)]
-            for r in emp.shift_off_requests:
-                off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+        for requests, (cell, shift, weight) in (
+            (emp.shift_on_requests, on),
+            (emp.shift_off_requests, off),
+        ):
+            for r in requests:
+                cell.append(e * days + r.day)
+                shift.append(s_index[r.shift])
+                weight.append(r.weight)
 
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
@@ -345,8 +343,8 @@ def compile_request(req: SolveRequest) -> Problem:
         previous = [[FREE] * days for _ in range(n_e)]
         for e, prev in rows.items():
             previous[e] = [-1 if v is None else v for v in prev]
-    on_ptr, on_shift, on_weight = _csr(on_cells, n_e * days)
-    off_ptr, off_shift, off_weight = _csr(off_cells, n_e * days)
+    on_ptr, on_shift, on_weight = _csr(*on, n_e * days)
+    off_ptr, off_shift, off_weight = _csr(*off, n_e * days)
     # Kept as lists: the greedy solver and the rules read them as lists, and the arrays the C
     # solver takes are built from them only if it asks (`Problem.from_lists`).
     lists = Lists(

@@ -39,6 +39,12 @@ DEFAULT_CHANGE_WEIGHT = 10
 
 # Consecutive-run bounds default to "no restriction"; 10_000 exceeds any allowed horizon.
 UNBOUNDED = 10_000
+# Every count in a request (cover, shift and weekend limits, runs) is at most this: with
+# weights at most 10^6, the largest penalty of an accepted request (366 days x 64 shift types
+# x 10^4 missing x 10^6, plus the requests) stays far inside int64, and every count inside
+# the C solver's int32 arrays, so each solver scores every accepted request exactly.
+MAX_COUNT = UNBOUNDED
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 
 class Implementation(StrEnum):
@@ -76,7 +82,7 @@ class ShiftType(_Model):
 class Cover(_Model):
     day: int = Field(ge=0)
     shift: Identifier
-    required: int = Field(ge=0)
+    required: Count
     under_weight: Weight = 100
     over_weight: Weight = 1
 
@@ -90,17 +96,17 @@ class ShiftRequest(_Model):
 class Employee(_Model):
     id: Identifier
     skills: list[Identifier] = Field(default_factory=list)
-    max_shifts: dict[Identifier, Annotated[int, Field(ge=0)]] = Field(
+    max_shifts: dict[Identifier, Count] = Field(
         default_factory=dict,
         description="Per shift type id, the most shifts of that type; absent means no limit, "
         "0 means never (Curtois encodes skills this way).",
     )
     min_minutes: Minutes = 0
     max_minutes: Minutes | None = Field(default=None, description="None means no limit.")
-    max_consecutive_shifts: int = Field(default=UNBOUNDED, ge=1)
-    min_consecutive_shifts: int = Field(default=1, ge=1)
-    min_consecutive_days_off: int = Field(default=1, ge=1)
-    max_weekends: int | None = Field(default=None, ge=0, description="None means no limit.")
+    max_consecutive_shifts: int = Field(default=UNBOUNDED, ge=1, le=MAX_COUNT)
+    min_consecutive_shifts: int = Field(default=1, ge=1, le=MAX_COUNT)
+    min_consecutive_days_off: int = Field(default=1, ge=1, le=MAX_COUNT)
+    max_weekends: Count | None = Field(default=None, description="None means no limit.")
     days_off: list[Annotated[int, Field(ge=0)]] = Field(
         default_factory=list, description="Day indexes the employee must not work."
     )
@@ -425,6 +431,24 @@ class SolverStats(_Model):
     time_to_best_ms: float | None = None
     cancelled: bool = False
     timed_out: bool = False
+    # Additive within v1 (docs/versioning.md); their meaning: shared/roster/optimality.py.
+    lower_bound: int | None = Field(
+        default=None,
+        description="The least soft penalty any roster of this request can have, as the solver "
+        "proved it (the generetic solver's LP bound); null when the solver proved none (the "
+        "greedy, or a column phase that did not converge).",
+    )
+    gap: float | None = Field(
+        default=None,
+        description="(penalty - lower_bound) / lower_bound: how much more the roster may cost "
+        "than the best one, e.g. 0.05 for at most 5 %; 0 at the bound. Null without a bound, "
+        "with a bound of 0 under a positive penalty, and for a roster with hard violations.",
+    )
+    proven_optimal: bool = Field(
+        default=False,
+        description="True only when the roster has no hard violations and its penalty meets "
+        "lower_bound: no roster of this request has a smaller penalty.",
+    )
 
 
 class SolveResult(_Model):
