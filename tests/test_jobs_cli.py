@@ -18,7 +18,6 @@ from shared.cli.devrunner import reachable
 from shared.cli.roster import roster_of
 from shared.roster.curtois import roster_to_tsv
 from shared.roster.model import SolveRequest, SolveResult
-
 from shared.roster.parse import parse_request
 from shared.solving.dispatch import solve_request
 from tests.conftest import ROOT, Stack, request_json
