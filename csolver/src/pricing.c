@@ -31,8 +31,8 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
     for (int32_t e = 0; e < E; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
         int64_t bound;
-        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, row,
-                                  &bound);
+        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V,
+                                  GR_LABEL_CAP_PRICING, row, &bound);
         if (bound_out)
             bound_out[e] = bound;
         if (status == GR_ROW_NONE) {
