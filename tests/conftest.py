@@ -40,6 +40,10 @@ FAST_ENV = {
     "SCHEDULE_POLL_MS": "100",
     "SOLVER_MAX_JSON_BYTES": "200000",
     "WORKER_CONCURRENCY": "2",
+    # Tests read the intake stream's and `solver.outcomes`' history to see what went where:
+    # keep it (one trim at start-up, then none). The trimming itself is tested with its own
+    # interval (tests/test_retention.py, tests/test_hostile_producer.py).
+    "TRIM_INTERVAL_SECONDS": "3600",
 }
 
 

@@ -30,8 +30,9 @@ from shared.errors import (
 )
 from shared.jobs.events import MAX_JOB_ID, SolveEntry
 from shared.jobs.messages import FailureRecord, IntakeEntry, Job, Severity
+from shared.roster.generator import generate
 from shared.roster.limits import Limits
-from shared.roster.model import Implementation
+from shared.roster.model import Implementation, SolveRequest
 from shared.roster.parse import parse_request
 from tests.conftest import request_json
 
@@ -199,6 +200,20 @@ def test_a_request_that_names_its_solver_gets_it_else_the_deployment_decides() -
     assert implementation_for(named, Implementation.GENERETIC) is Implementation.GREEDY
     assert implementation_for(unnamed, Implementation.GENERETIC) is Implementation.GENERETIC
     assert implementation_for(unnamed, Implementation.GREEDY) is Implementation.GREEDY
+
+
+def test_a_request_too_large_for_the_c_start_goes_to_the_greedy_unless_it_names_c() -> None:
+    large = generate(employees=2000, shifts=2000 * 366 // 2, seed=1, days=366)
+    data = large.model_dump(mode="json")
+    data["solver"] = {"time_limit_seconds": 60}
+    unnamed = SolveRequest.model_validate(data)
+    assert implementation_for(unnamed, Implementation.GENERETIC) is Implementation.GREEDY
+    data["solver"]["implementation"] = "generetic"
+    named = SolveRequest.model_validate(data)
+    assert implementation_for(named, Implementation.GENERETIC) is Implementation.GENERETIC
+    # Curtois-sized requests keep the C solver, even with a short limit.
+    small = parse_request(request_json(employees=150, shifts=2000, time_limit=1))
+    assert implementation_for(small, Implementation.GENERETIC) is Implementation.GENERETIC
 
 
 def test_only_tiny_greedy_solves_run_inline() -> None:

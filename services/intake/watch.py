@@ -55,19 +55,21 @@ class StreamWatch:
                 pipe.hincrby(alerts, VANISHED, vanished)
                 pipe.hset(alerts, VANISHED_AT, f"{time.time():.3f}")
             ahead = last if int(last.partition("-")[0]) > time.time() * 1000 + AHEAD_MS else None
-            if ahead != self._ahead:
-                if ahead is not None:
-                    exhausted = int(ahead.partition("-")[0]) == MAX_ID_MS
-                    log.error(
-                        "%s: its last id %s is %s; new entries' ids follow it (docs/publishing.md)",
-                        self.names.intake,
-                        ahead,
-                        "the largest there is" if exhausted else "far ahead of the clock",
-                    )
-                    pipe.hset(alerts, ID_AHEAD, ahead)
-                else:
-                    pipe.hdel(alerts, ID_AHEAD)
-                self._ahead = ahead
+            if ahead is not None and ahead != self._ahead:
+                exhausted = int(ahead.partition("-")[0]) == MAX_ID_MS
+                log.error(
+                    "%s: its last id %s is %s; new entries' ids follow it (docs/publishing.md)",
+                    self.names.intake,
+                    ahead,
+                    "the largest there is" if exhausted else "far ahead of the clock",
+                )
+            self._ahead = ahead
+            # Written every time, not on change: another intake process (or an earlier one)
+            # may have raised it, and whoever sees the stream healthy again clears it.
+            if ahead is not None:
+                pipe.hset(alerts, ID_AHEAD, ahead)
+            else:
+                pipe.hdel(alerts, ID_AHEAD)
             if vanished or ahead is not None:
                 pipe.expire(alerts, ALERT_TTL)
             await pipe.execute()

@@ -59,7 +59,9 @@ class SolverHop:
         self.stream = runner.stream
 
     def implementation(self, request: SolveRequest) -> Implementation:
-        return implementation_for(request, self.s.solver_implementation)
+        return implementation_for(
+            request, self.s.solver_implementation, self.s.solver_max_time_limit
+        )
 
     def inline(self, request: SolveRequest) -> bool:
         used = self.implementation(request)

@@ -195,6 +195,7 @@ def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> 
             f"[green]completed[/green] by {ev.get('solver_used')} in "
             f"{ev.get('solve_time_ms')} ms, attempt {ev.get('attempts')}"
             + (" (cancelled early)" if ev.get("cancelled") == "true" else "")
+            + (f", {ev['changes']} cells changed" if ev.get("changes") else "")
         )
         result_json = ev.get("result", "{}")
         if output is not Output.TABLE or request is None:  # a table ends with this line
@@ -256,7 +257,7 @@ async def watch_known(
     report(ev, request, output)
 
 
-async def _submit_and_watch(
+async def submit_and_watch(
     target: Target,
     request: SolveRequest,
     job_id: str | None,
@@ -323,7 +324,7 @@ def submit(
         request = request.model_copy(update={"priority": priority})
     when = _not_before(not_before)
     target = resolve(redis_url)
-    asyncio.run(_submit_and_watch(target, request, job_id, when, watch, output))
+    asyncio.run(submit_and_watch(target, request, job_id, when, watch, output))
 
 
 def watch(
@@ -531,7 +532,7 @@ def demo(
         try:
             started = time.monotonic()
             services = Target(dev_redis.url, target.source)
-            asyncio.run(_submit_and_watch(services, request, None, None, True, output))
+            asyncio.run(submit_and_watch(services, request, None, None, True, output))
             err.print(f"demo finished in {time.monotonic() - started:.1f} s")
         except typer.Exit as e:
             code = e.exit_code

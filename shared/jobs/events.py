@@ -178,6 +178,12 @@ class CompletedEvent(_Event):
         description="Present when a cancel stopped the solve: the result is the best roster "
         "found until then.",
     )
+    changes: UInt | None = Field(
+        default=None,
+        description="Cells of the roster that differ from the request's `previous` roster "
+        "(re-rostering; the result's `changes` rule lists them). Present only when the request "
+        "has one; absent from events of services older than this field.",
+    )
     lower_bound: Annotated[str, Field(pattern=r"^([0-9]+)?$")] | None = Field(
         default=None,
         description="result.stats.lower_bound: the least soft penalty any roster of this "

@@ -172,6 +172,7 @@ class Outcome(_Record):
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None
+    changes: int | None = None  # re-rostering: cells that differ from the previous roster
     # the result's proof of quality (shared/roster/optimality.py), flat for consumers that do
     # not parse the result; `lower_bound` (above) is the result's bound then
     gap: float | None = None
@@ -228,6 +229,8 @@ class Outcome(_Record):
             }
             if self.cancelled:
                 f["cancelled"] = "true"
+            if self.changes is not None:
+                f["changes"] = str(self.changes)
             if self.proven_optimal is not None:
                 f |= {
                     "lower_bound": self.lower_bound_text() or "",
