@@ -9,6 +9,7 @@ exact, not timed), then through the services.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import signal
@@ -203,6 +204,28 @@ def test_a_low_job_is_not_starved_by_normal_ones(make_stack: StackFactory) -> No
     assert stack.job(blocker)["state"] == "running"
     stack.wait_terminal(blocker, low, *normal, timeout=120)
     assert _finished_order(stack, [blocker, low, *normal])[:2] == [blocker, low]
+
+
+def test_delayed_jobs_wait_in_their_priority_schedule_and_a_cancel_finds_them(
+    make_stack: StackFactory,
+) -> None:
+    stack = make_stack()
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat()
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=30)).isoformat()
+    due = stack.submit(request_json(time_limit=0.3), not_before=soon, priority="low")
+    parked = stack.submit(request_json(time_limit=0.3), not_before=later, priority="high")
+    stack.wait_for(lambda: stack.job(parked).get("state") == "scheduled", what="scheduled")
+    high_schedule = stack.names.schedule_for("high")
+    assert stack.redis.zrange(high_schedule, 0, -1) == [f"ref:{parked}"]
+    # The due one went through the low schedule into the low stream.
+    assert stack.wait_terminal(due)[due]["type"] == "solver.completed"
+    assert any(r["job_id"] == due for r in stack.records(stack.names.jobs_for("low")))
+    # A cancel takes the high one out of its schedule at once.
+    stack.xadd({"type": "cancel", "job_id": parked})
+    done = stack.wait_terminal(parked)[parked]
+    assert done["type"] == "solver.failed" and done["error_class"] == "cancelled"
+    assert stack.redis.zcard(high_schedule) == 0
+    assert not stack.redis.hexists(stack.names.scheduled, parked)
 
 
 def test_an_unknown_priority_is_refused_naming_it(make_stack: StackFactory) -> None:
