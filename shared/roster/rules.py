@@ -305,25 +305,32 @@ def _shown(p: Problem, v: int) -> str:
     return "a day off" if v < 0 else p.shift_ids[v]
 
 
+def _differing(roster: Rows, target: Rows) -> Iterator[tuple[int, int, int, int]]:
+    """(employee, day, value in roster, value in target) of each cell that target sets
+    (not FREE) and roster does not hold."""
+    for e, (row, want) in enumerate(zip(roster, target, strict=True)):
+        if row == want:
+            continue
+        for d, (got, w) in enumerate(zip(row, want, strict=True)):
+            if w != FREE and got != w:
+                yield e, d, got, w
+
+
 def pinned(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     pin = p.lists.pin
     if pin is None:
         return []
-    out = []
-    for e, (row, want) in enumerate(zip(roster, pin, strict=True)):
-        for d, (got, w) in enumerate(zip(row, want, strict=True)):
-            if w != FREE and got != w:
-                out.append(
-                    _match(
-                        rule="pinned",
-                        employee=p.employee_ids[e],
-                        days=[d],
-                        shift=None if got < 0 else p.shift_ids[got],
-                        hard_violations=1,
-                        message=f"day {d} is pinned to {_shown(p, w)}, has {_shown(p, got)}",
-                    )
-                )
-    return out
+    return [
+        _match(
+            rule="pinned",
+            employee=p.employee_ids[e],
+            days=[d],
+            shift=None if got < 0 else p.shift_ids[got],
+            hard_violations=1,
+            message=f"day {d} is pinned to {_shown(p, w)}, has {_shown(p, got)}",
+        )
+        for e, d, got, w in _differing(roster, pin)
+    ]
 
 
 # ----------------------------------------------------------------------------- soft rules
@@ -450,24 +457,17 @@ def changes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     previous = p.lists.previous
     if previous is None:
         return []
-    w = p.change_weight
-    out = []
-    for e, (row, was) in enumerate(zip(roster, previous, strict=True)):
-        if row == was:
-            continue
-        for d, (got, old) in enumerate(zip(row, was, strict=True)):
-            if old != FREE and got != old:
-                out.append(
-                    _match(
-                        rule="changes",
-                        employee=p.employee_ids[e],
-                        days=[d],
-                        shift=None if got < 0 else p.shift_ids[got],
-                        penalty=w,
-                        message=f"day {d}: {_shown(p, old)} before, {_shown(p, got)} now",
-                    )
-                )
-    return out
+    return [
+        _match(
+            rule="changes",
+            employee=p.employee_ids[e],
+            days=[d],
+            shift=None if got < 0 else p.shift_ids[got],
+            penalty=p.change_weight,
+            message=f"day {d}: {_shown(p, old)} before, {_shown(p, got)} now",
+        )
+        for e, d, got, old in _differing(roster, previous)
+    ]
 
 
 RULES: tuple[Rule, ...] = (
