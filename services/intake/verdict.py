@@ -124,6 +124,8 @@ def needs_claim(entry: IntakeEntry) -> bool:
 
 def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
     """What a solve request is worth, before knowing whether its job id is ours."""
+    if entry.unreadable is not None:
+        return Verdict(reason=entry.unreadable)
     if entry.payload_bytes is not None and entry.payload_bytes > limits.max_json_bytes:
         return Verdict(
             reason=f"payload: {entry.payload_bytes} bytes is over the limit of "
