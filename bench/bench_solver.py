@@ -178,7 +178,8 @@ def instance_table(runs: dict[int, list[Row]], optimum: dict[str, int]) -> list[
             f"{fmt_opt(first):>12}{fmt_opt(bound) + flag:>8}"
             f"{max(r.peak_rss_mb for r in rows):>9.0f}")
     if gaps:
-        lines.append(f"{'mean gap':<12}{'':>21}{'':>11}{'':>11}{sum(gaps) / len(gaps):>11.2f}")
+        lines.append(f"{'mean gap':<12}{'':>21}{'':>11}{'':>11}{sum(gaps) / len(gaps):>11.2f}"
+                     f"  over {len(gaps)} of {len(runs)} instances (their feasible runs)")
     lines.append("infeasible runs: " + (", ".join(infeasible) or "none"))
     return lines
 

@@ -13,6 +13,7 @@ SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "delta.c",
     "ga.c",
     "greedy_start.c",
+    "label_dp.c",
     "local_search.c",
     "pricing.c",
     "rng.c",
@@ -49,6 +50,7 @@ typedef struct {
     const int32_t *cover_req;
     const int32_t *cover_under;
     const int32_t *cover_over;
+    const int32_t *pin;
 } gr_problem;
 
 typedef struct {
@@ -57,6 +59,7 @@ typedef struct {
     int32_t population;
     int32_t crash_for_test;
     int64_t max_evaluations;
+    const int32_t *start;
 } gr_config;
 
 typedef struct {
@@ -78,6 +81,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
              int32_t *roster_out);
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                   int64_t *hard_out);
+int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                          int64_t *hard_out, int64_t *bound_out);
 """
 
 ffibuilder = FFI()

@@ -204,6 +204,23 @@ def request_penalties(arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
     return pen.reshape(e, d, s + 1)
 
 
+def _pin_holder(pin: npt.NDArray[np.int32] | None,
+                s: int) -> Callable[[npt.NDArray[np.int64]], None]:
+    """What makes a cost table [E, D, S+1] keep the pins: every other value of a pinned cell
+    forbidden, so each priced row (and each column of the master) holds them."""
+    if pin is None:
+        return lambda cost: None
+    emp, day = np.nonzero(pin != -2)
+    keep = np.where(pin[emp, day] < 0, s, pin[emp, day])
+
+    def hold(cost: npt.NDArray[np.int64]) -> None:
+        kept = cost[emp, day, keep]
+        cost[emp, day, :] = FORBIDDEN
+        cost[emp, day, keep] = kept
+
+    return hold
+
+
 class _Pricer:
     def __init__(self, c_problem: Any, e: int, d: int, s: int) -> None:
         self.c = c_problem
@@ -247,6 +264,7 @@ def solve_by_columns(
     if d * s > MAX_COVER_ROWS or e * d * v > MAX_COST_ENTRIES:
         return None
     pen = request_penalties(arrays, e, d, s)
+    hold_pins = _pin_holder(arrays.get("pin"), s)
     master = _Master(e, d, s, arrays["cover_req"], arrays["cover_under"], arrays["cover_over"])
     pricer = _Pricer(c_problem, e, d, s)
     fixed: dict[tuple[int, int], int] = {}
@@ -274,6 +292,7 @@ def solve_by_columns(
         table = pen.astype(np.float64)
         table[:, :, :s] -= mu[None, :, :]
         cost = np.clip(np.rint(table * SCALE), -COST_LIMIT, COST_LIMIT).astype(np.int64)
+        hold_pins(cost)
         for (emp, day), val in fixed.items():
             keep = cost[emp, day, val]
             cost[emp, day, :] = FORBIDDEN
@@ -311,8 +330,9 @@ def solve_by_columns(
         return -math.inf
 
     # round 0: every employee's cheapest row on requests alone, a roster at once
-    rows0, hard0 = pricer.price(
-        np.ascontiguousarray(np.clip(pen * SCALE, -COST_LIMIT, COST_LIMIT)))
+    cost0 = np.clip(pen * SCALE, -COST_LIMIT, COST_LIMIT)
+    hold_pins(cost0)
+    rows0, hard0 = pricer.price(np.ascontiguousarray(cost0))
     priced(e)
     for emp in range(e):
         if hard0[emp] == 0:

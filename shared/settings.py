@@ -113,6 +113,10 @@ class Settings(BaseSettings):
     reclaim_idle_ms: int = Field(default=30_000, ge=50)
     reclaim_poll_ms: int = Field(default=1_000, ge=10)
     max_deliveries: int = Field(default=5, ge=1)
+    # A waiting low-priority job older than this competes with normal jobs as if it had been
+    # queued this much later, so a steady flow of normal jobs cannot starve it for ever
+    # (docs/decisions/0016-priorities.md). 0: low jobs compete as normal at once.
+    priority_aging_seconds: float = Field(default=300.0, ge=0)
     graceful_timeout: float = Field(default=25.0, gt=0)
     # FastStream's own "Received"/"Processed" lines, one pair per read batch: they carry no job
     # id, and at INFO they cost ~0.5 ms of an idle job's latency (bench/README.md). Errors
@@ -204,7 +208,7 @@ class Settings(BaseSettings):
                 f"SHIFTSTREAM_PREFIX: {prefix!r} opens a {{hash tag}} it does not close; "
                 "use a tag like {prod}: or no brace"
             )
-        for field in ("stream_jobs", "stream_events"):
+        for field in ("stream_jobs", "stream_fallback", "stream_events"):
             name = self.name(getattr(self, field))
             if "}" in name and hash_tag(name) is None:
                 raise ValueError(

@@ -7,6 +7,7 @@ supervisor) with a unique key prefix per stack, so stacks never see each other's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -163,11 +164,13 @@ class Stack:
         return out
 
     def pending(self, service: str) -> int:
-        stream, group = self.names.groups[service]
-        try:
-            return int(self.redis.xpending(stream, group)["pending"])
-        except redis.ResponseError:
-            return 0
+        """Entries the service's group holds unacked, over all its input streams (a
+        prioritized hop has one per priority)."""
+        total = 0
+        for stream, group in self.names.inputs(service):
+            with contextlib.suppress(redis.ResponseError):  # no stream or group yet
+                total += int(self.redis.xpending(stream, group)["pending"])
+        return total
 
     def started(self, service: str) -> int:
         """How many processes of a service have started consuming, by their logs (Redis lists a

@@ -35,12 +35,15 @@ from shared.cli.devrunner import (
     server_binary,
     service_env,
 )
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.settings import Settings
 from tests.conftest import FAST_ENV, request_json
 
 EMIT_EVENT = (Path(__file__).parents[1] / "services/notifier/emit_event.lua").read_text()
 PROMOTE_DUE = (Path(__file__).parents[1] / "shared/jobs/promote_due.lua").read_text()
+PRIORITY_READ = (
+    Path(__file__).parents[1] / "shared/streaming/priority_read.lua"
+).read_text()
 HAND_OVER = (Path(__file__).parents[1] / "services/bridge/hand_over.lua").read_text()
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,8 +333,23 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     triage.zadd(n.schedule, {"member": 0})
     promote = triage.register_script(PROMOTE_DUE)
     assert promote(
-        keys=[n.schedule, n.jobs, n.scheduled], args=[str(int(time.time() * 1000)), "10", "1000"]
+        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"]
     )
+    # Every priority's schedule into its stream (shared/jobs/schedule.py).
+    triage.zadd(n.schedule_for("high"), {"urgent": 0})
+    pairs = [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
+    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    # The priority read (shared/streaming/priority_read.lua) under the solver and the fallback.
+    for user, stream, group in (("solver", n.jobs, "solver"), ("fallback", n.fallback, "fallback")):
+        client = acl_server.client(user)
+        streams = n.prioritized(stream)
+        for s in streams:
+            with contextlib.suppress(redis.ResponseError):
+                client.xgroup_create(s, group, id="0", mkstream=True)
+        read = client.register_script(PRIORITY_READ)
+        kind, _ = read(keys=list(streams), args=[group, "c", "10", "1000"])
+        assert int(kind) in (0, 1)
+        client.xread({s: "0-0" for s in streams}, count=1, block=1)
     # The same script under a user without the key is refused, inside the script.
     solver = acl_server.client("solver")
     with pytest.raises(redis.ResponseError):

@@ -151,6 +151,7 @@ def test_console_in_a_browser(
         [a["employee"], [s or "" for s in a["shifts"]]] for a in result["assignments"]
     ]
     assert page.inner_text("#penalty") == str(result["score"]["penalty"])
+    assert page.inner_text("#priority") == "normal"
     tsv = page.request.get(f"{url}/jobs/browser-job-1/roster.tsv").text()
     assert tsv.splitlines()[0].split("\t") == [s or "" for s in result["assignments"][0]["shifts"]]
 
@@ -221,7 +222,7 @@ def test_console_in_a_browser(
 
     page.goto(url)
     page.wait_for_selector("svg.chart")
-    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 5")
+    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 9")
     shot = tmp_path / "console.png"
     page.screenshot(path=str(shot), full_page=True)
     if os.environ.get("SHIFTSTREAM_SCREENSHOTS"):

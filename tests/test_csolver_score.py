@@ -14,7 +14,14 @@ from shared.roster.curtois import roster_from_tsv
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
 from shared.roster.solving import SolveControl
-from tests.csolver_helpers import BENCH, instance, random_problem, random_roster
+from tests.csolver_helpers import (
+    BENCH,
+    instance,
+    pinned_roster,
+    random_problem,
+    random_roster,
+    with_repair,
+)
 
 FIXTURES = sorted((Path(BENCH) / "solutions").glob("Instance*_obj*.tsv"))
 
@@ -70,6 +77,30 @@ def test_random_problems(seed: int) -> None:
     p = random_problem(rng, e, d, s, start_weekday=int(rng.integers(0, 7)))
     for _ in range(10):
         assert_same(p, random_roster(p, rng, float(rng.random())))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_pinned_problems_with_a_previous_roster(seed: int) -> None:
+    """Pins (hard) and changes (soft) count the same in C, which gets the changes folded into
+    its requests, as in the evaluator's own rules."""
+    rng = np.random.default_rng(5000 + seed)
+    e, d, s = int(rng.integers(1, 9)), int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    p = with_repair(random_problem(rng, e, d, s, start_weekday=int(rng.integers(0, 7))), rng)
+    for _ in range(10):
+        assert_same(p, pinned_roster(p, rng))
+    assert_same(p, p.previous.clip(-1))
+
+
+@pytest.mark.parametrize("i", [1, 4, 7])
+def test_pinned_benchmark_rosters_and_solves(i: int) -> None:
+    rng = np.random.default_rng(i)
+    p = with_repair(instance(i), rng, pin_share=0.05, change_weight=10)
+    for _ in range(5):
+        assert_same(p, pinned_roster(p, rng))
+    run = csolver.solve_generetic(p, time_limit=0.3, seed=i, control=SolveControl())
+    assert_same(p, run.roster)
+    pinned = p.pin != -2
+    assert (run.roster[pinned] == p.pin[pinned]).all()
 
 
 def test_score_rejects_bad_roster() -> None:

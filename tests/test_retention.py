@@ -64,10 +64,11 @@ def test_every_side_key_expires(make_stack: StackFactory) -> None:
     stack.xadd({"type": "cancel", "job_id": ok})
     stack.wait_terminal(ok, bad)
     time.sleep(0.5)
+    n = stack.names
     streams = {
-        stack.names.intake, stack.names.jobs, stack.names.fallback, stack.names.failures,
-        stack.names.outcomes, stack.names.events, stack.names.dead,
-    }
+        n.intake, *n.prioritized(n.jobs), *n.prioritized(n.fallback), n.failures, n.outcomes,
+        n.events, n.dead,
+    }  # fmt: skip
     keys = [k for k in stack.redis.scan_iter(match="*") if stack.prefix in k]
     side = [k for k in keys if k not in streams and k != stack.names.schedule]
     assert len(side) >= 5, keys  # job records, idempotency keys, guards, the cancel marker

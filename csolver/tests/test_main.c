@@ -58,6 +58,7 @@ static int load(owned *o, const char *path)
     }
     size_t E = (size_t)sz[0], D = (size_t)sz[1], S = (size_t)sz[2];
     gr_problem *p = &o->p;
+    p->pin = NULL; /* the dump format has no pins */
     p->n_employees = sz[0];
     p->n_days = sz[1];
     p->n_shifts = sz[2];
@@ -583,6 +584,129 @@ static void test_price_rows_exact(uint64_t seed)
     release(&o);
 }
 
+/* The labelling DP against brute force on random small problems with every rule drawn at
+ * random (several binding per-type maxima, minutes windows in mixed shift lengths, weekends,
+ * runs, rotation, fixed days off, pins through forbidden costs), under random costs: its row
+ * must keep every rule (the reference scorer counts none broken), cost exactly the cheapest
+ * rule-abiding row, and exist exactly when one exists. The bound of gr_price_rows_bounded must
+ * equal the cost. */
+static void test_label_random(uint64_t seed, int rounds)
+{
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    static const int32_t lengths[] = {240, 480, 600, 720};
+    int checked = 0, none = 0, capped = 0;
+    for (int round = 0; round < rounds; round++) {
+        owned o = {0};
+        const int32_t E = 1, S = 1 + gr_rng_below(&rng, 3);
+        int32_t D = 3 + gr_rng_below(&rng, 6);
+        int64_t n_rows = 1;
+        for (int32_t d = 0; d < D; d++)
+            n_rows *= S + 1;
+        while (n_rows > 20000) {
+            D--;
+            n_rows /= S + 1;
+        }
+        const int32_t start = gr_rng_below(&rng, 7); /* weekday of day 0, 0 = Monday */
+        int32_t W = 0, wk_prev = -1;
+        int32_t wk[16];
+        for (int32_t d = 0; d < D; d++) {
+            int32_t wd = (start + d) % 7;
+            if (wd >= 5) {
+                if (!(wd == 6 && d > 0 && wk_prev >= 0))
+                    W++;
+                wk[d] = W - 1;
+            } else {
+                wk[d] = -1;
+            }
+            wk_prev = wk[d];
+        }
+        arrays a = new_problem(&o, E, D, S, W, 0, 0);
+        for (int32_t s = 0; s < S; s++) {
+            a.length[s] = lengths[gr_rng_below(&rng, 4)];
+            a.ms[s] = gr_rng_below(&rng, 4) == 0 ? 0 : gr_rng_below(&rng, D + 1);
+            for (int32_t t = 0; t < S; t++)
+                a.forb[s * S + t] = gr_rng_below(&rng, 4) == 0;
+        }
+        int32_t lo = gr_rng_below(&rng, 3) ? 480 * gr_rng_below(&rng, D / 2 + 1) : 0;
+        a.minm[0] = lo;
+        a.maxm[0] = lo + 240 * gr_rng_below(&rng, 2 * D + 1);
+        a.maxc[0] = 1 + gr_rng_below(&rng, D);
+        a.minc[0] = gr_rng_below(&rng, 4);
+        a.mino[0] = gr_rng_below(&rng, 4);
+        a.maxw[0] = gr_rng_below(&rng, W + 1);
+        for (int32_t d = 0; d < D; d++) {
+            a.wk[d] = wk[d];
+            a.doff[d] = gr_rng_below(&rng, 8) == 0;
+        }
+        const gr_problem *p = &o.p;
+        CHECK(gr_validate(p) == GR_OK, "random problem %d invalid", round);
+        const int32_t V = S + 1;
+        int64_t cost[16 * 4], bound;
+        int32_t row[16], hard_row[16];
+        int64_t hard;
+        for (int32_t i = 0; i < D * V; i++)
+            cost[i] = gr_rng_below(&rng, 12) == 0 ? GR_FORBIDDEN
+                                                   : (int64_t)gr_rng_below(&rng, 61) - 30;
+        CHECK(gr_price_rows_bounded(p, cost, row, &hard, &bound) == GR_OK, "pricing failed");
+        int64_t best = INT64_MAX;
+        for (int64_t code = 0; code < n_rows; code++) {
+            int64_t x = code, c = 0;
+            for (int32_t d = 0; d < D; d++, x /= V) {
+                hard_row[d] = (int32_t)(x % V) - 1;
+                int64_t k = cost[d * V + (hard_row[d] < 0 ? S : hard_row[d])];
+                c = k == GR_FORBIDDEN || c == INT64_MAX ? INT64_MAX : c + k;
+            }
+            if (c == INT64_MAX || c >= best)
+                continue;
+            int64_t h, pen;
+            gr_score_unchecked(p, hard_row, &h, &pen);
+            if (h == 0)
+                best = c;
+        }
+        /* -2 (rule-abiding, not proven cheapest) only when the label search is capped, which
+         * a build with tiny caps (GR_TEST_TINY_CAPS) forces */
+        CHECK((hard == 0 || hard == -2) == (best != INT64_MAX),
+              "round %d: pricing says %lld, brute force found %s row", round, (long long)hard,
+              best != INT64_MAX ? "a" : "no");
+        if (hard == -2 && best != INT64_MAX) {
+            int64_t c = 0, h, pen;
+            for (int32_t d = 0; d < D; d++)
+                c += cost[d * V + (row[d] < 0 ? S : row[d])];
+            gr_score_unchecked(p, row, &h, &pen);
+            CHECK(h == 0, "round %d: the capped row breaks %lld rules", round, (long long)h);
+            CHECK(c >= best && bound <= best, "round %d: capped row %lld, bound %lld, best %lld",
+                  round, (long long)c, (long long)bound, (long long)best);
+            capped++;
+        }
+        if (best == INT64_MAX) {
+#ifndef GR_TEST_TINY_CAPS /* a capped search proves nothing: its bound is then only a bound */
+            CHECK(bound == INT64_MAX, "round %d: no row exists but the bound is %lld", round,
+                  (long long)bound);
+#endif
+            none++;
+        } else if (hard == 0) {
+            int64_t c = 0, h, pen;
+            for (int32_t d = 0; d < D; d++)
+                c += cost[d * V + (row[d] < 0 ? S : row[d])];
+            gr_score_unchecked(p, row, &h, &pen);
+            CHECK(h == 0, "round %d: the priced row breaks %lld rules", round, (long long)h);
+            CHECK(c == best, "round %d: the priced row costs %lld, the best row %lld", round,
+                  (long long)c, (long long)best);
+            CHECK(bound == best, "round %d: bound %lld, best %lld", round, (long long)bound,
+                  (long long)best);
+            checked++;
+        }
+        release(&o);
+    }
+#ifndef GR_TEST_TINY_CAPS
+    CHECK(capped == 0, "%d rows capped on problems this small", capped);
+    CHECK(checked > rounds / 3 && none > 0, "only %d rows compared, %d without a row", checked, none);
+#else
+    (void)checked;
+#endif
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -619,8 +743,50 @@ static void test_solve(const gr_problem *p, double seconds)
 
     gr_config bad = {.time_limit = -1};
     CHECK(gr_solve(p, &bad, &prog, r1) == GR_ERR_CONFIG, "negative time limit accepted");
+
+    /* a start roster: the search begins from it (and keeps a feasible one feasible) */
+    memset(&prog, 0, sizeof prog);
+    gr_config from = {.time_limit = 60, .seed = 3, .max_evaluations = 20000, .start = r2};
+    CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start roster");
+    CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "roster from a start invalid");
+    r2[0] = p->n_shifts;
+    CHECK(gr_solve(p, &from, &prog, r1) == GR_ERR_CONFIG, "start cell out of range accepted");
     free(r1);
     free(r2);
+}
+
+/* Pins: every pinned cell of a solved roster kept by a solve (a roster keeping them all exists,
+ * and breaking one costs more than any move gains); each broken pin is one hard violation. */
+static void test_pins(gr_problem *p, uint64_t seed)
+{
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *base = malloc(cells * sizeof *base), *out = malloc(cells * sizeof *out);
+    int32_t *pin = malloc(cells * sizeof *pin);
+    gr_config cfg = {.time_limit = 60, .seed = seed, .max_evaluations = 50000};
+    gr_progress prog;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &cfg, &prog, base) == GR_OK, "pins: first solve");
+    int64_t h0, pen0, h, pen;
+    CHECK(gr_score(p, base, &h0, &pen0) == GR_OK, "pins: score");
+    for (size_t c = 0; c < cells; c++)
+        pin[c] = c % 5 == 0 ? base[c] : GR_FREE;
+    p->pin = pin;
+    CHECK(gr_score(p, base, &h, &pen) == GR_OK && h == h0 && pen == pen0,
+          "pins: a roster on its pins scores as before");
+    memcpy(out, base, cells * sizeof *out);
+    out[0] = base[0] >= 0 ? -1 : 0; /* cell 0 is pinned: move it off its pin */
+    CHECK(gr_score(p, out, &h, &pen) == GR_OK && h >= 1, "pins: a broken pin is not hard");
+    cfg.seed = seed + 1;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &cfg, &prog, out) == GR_OK, "pins: pinned solve");
+    for (size_t c = 0; c < cells; c++)
+        CHECK(pin[c] == GR_FREE || out[c] == pin[c], "pins: cell %zu moved off its pin", c);
+    pin[1] = p->n_shifts;
+    CHECK(gr_validate(p) == GR_ERR_PIN, "pins: a value out of range accepted");
+    p->pin = NULL;
+    free(base);
+    free(out);
+    free(pin);
 }
 
 int main(int argc, char **argv)
@@ -633,8 +799,10 @@ int main(int argc, char **argv)
     test_pair_cut(&o.p, 1);
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
+    test_pins(&o.p, 9);
     test_row_dp_exact(11);
     test_price_rows_exact(12);
+    test_label_random(13, 400);
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);
@@ -650,6 +818,7 @@ int main(int argc, char **argv)
         test_pair_cut(&o.p, 2 + (uint64_t)i);
         test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
+        test_pins(&o.p, 9 + (uint64_t)i);
         release(&o);
     }
     if (failures)

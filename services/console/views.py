@@ -56,6 +56,8 @@ def when(ts: float | str | None) -> str:
 class GroupRow:
     service: str
     stream: str
+    # high, normal or low for a prioritized hop's streams (docs/decisions/0016-priorities.md).
+    priority: str
     length: int
     lag: str
     pending: int
@@ -74,6 +76,7 @@ def group_rows(stats: QueueStats, reclaim_idle_ms: int, warn_lag: int = 100) -> 
         row = GroupRow(
             service=g.service,
             stream=g.stream,
+            priority=g.priority or "",
             length=lengths.get(g.stream, 0),
             lag="no group" if not g.exists else ("?" if g.lag is None else str(g.lag)),
             pending=g.pending,

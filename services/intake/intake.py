@@ -44,6 +44,7 @@ from shared.jobs.messages import (
 from shared.jobs.records import JobRecords, JobState
 from shared.jobs.schedule import Schedule
 from shared.observability.tracing import entry_scope, record_failure
+from shared.roster.model import Priority
 from shared.streaming.broker import Service
 from shared.streaming.hop import Delivery, ordered_pipelines
 from shared.text import text
@@ -225,32 +226,45 @@ class Intake:
                 log.info("cancel of %s ignored: %s", job_id, reason)
             case Duplicate(job_id):
                 log.info("duplicate job id %s ignored", job_id)
-            case Accept(job_id, due):
-                await self._accept(job_id, due, entry, pipe, jobs)
+            case Accept(job_id, due, priority):
+                await self._accept(job_id, due, priority, entry, pipe, jobs)
 
     async def _accept(
-        self, job_id: str, due: float | None, entry: IntakeEntry, pipe: Any, jobs: Any
+        self,
+        job_id: str,
+        due: float | None,
+        priority: Priority,
+        entry: IntakeEntry,
+        pipe: Any,
+        jobs: Any,
     ) -> None:
         """`pipe` is written before `jobs` (`ordered_pipelines`)."""
-        job = Job(job_id=job_id, payload=entry.payload or "", trace_id=current_trace_id())
+        job = Job(
+            job_id=job_id,
+            payload=entry.payload or "",
+            trace_id=current_trace_id(),
+            priority=priority,
+        )
         # `accepted` and the record go out before the job, so no progress can ever overtake
         # the one, and the solver's `running` never precedes the other's `queued`.
-        await self.svc.publish(
-            Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes, pipeline=pipe
-        )
+        accepted = Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id, priority=priority)
+        await self.svc.publish(accepted, self.names.outcomes, pipeline=pipe)
         if due is not None:
             # The job id and the record live until the job is due and as long again as any
             # job's after that: a repeat is still a repeat, and a cancel still finds the job.
             wait = max(0, math.ceil(due - now()))
             self.records.queue(
-                pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due
-            )
+                pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due,
+                priority=priority,
+            )  # fmt: skip
             pipe.expire(self.names.job(job_id), self.s.job_ttl_seconds + wait)
             pipe.expire(self.names.idempotency(job_id), self.s.idempotency_ttl_seconds + wait)
             await self.schedule.add_cancellable(job, due, pipe=jobs)
         else:
-            self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
-            await self.svc.publish(job, self.names.jobs, pipeline=jobs)
+            self.records.queue(
+                pipe, job_id, JobState.QUEUED, created=True, attempts=0, priority=priority
+            )
+            await self.svc.publish(job, self.names.jobs_for(priority), pipeline=jobs)
 
 
 __all__ = ["Intake", "Verdict", "failure_record", "poison_failure"]

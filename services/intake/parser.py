@@ -21,7 +21,7 @@ from shared.roster.limits import Limits
 from shared.streaming.codec import envelope
 from shared.text import text
 
-BODY_FIELDS = ("type", "job_id", "payload", "not_before")
+BODY_FIELDS = ("type", "job_id", "payload", "not_before", "priority")
 # A payload over the size limit is not carried into the batch's JSON (escaped, joined and
 # parsed again, a 20 MiB payload took hundreds of MB): only its size, for the `invalid` answer.
 MAX_PAYLOAD_BYTES = Limits.from_env().max_json_bytes

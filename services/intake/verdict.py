@@ -13,15 +13,18 @@ from shared.errors import InvalidRequest
 from shared.jobs.events import MAX_JOB_ID
 from shared.jobs.messages import IntakeEntry, iso, parse_time
 from shared.roster.limits import Limits
+from shared.roster.model import Priority
 from shared.roster.parse import parse_request
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A solve request's validation: why it is invalid (None: valid), and its `not_before`."""
+    """A solve request's validation: why it is invalid (None: valid), its `not_before`, and
+    its priority."""
 
     reason: str | None = None
     due: float | None = None
+    priority: Priority = Priority.NORMAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class Accept:
 
     job_id: str
     due: float | None = None
+    priority: Priority = Priority.NORMAL
 
 
 Action = Reject | Cancel | IgnoreCancel | Duplicate | Accept
@@ -122,8 +126,23 @@ def needs_claim(entry: IntakeEntry) -> bool:
     return job_id_problem(entry) is None and kind_of(entry) == "solve"
 
 
+def entry_priority(entry: IntakeEntry) -> Priority | None:
+    """The entry's own `priority` field (None: absent or empty); ValueError naming a bad one."""
+    raw = (entry.priority or "").strip()
+    if not raw:
+        return None
+    try:
+        return Priority(raw.lower())
+    except ValueError:
+        raise ValueError(f"priority: {raw!r:.40} is not high, normal or low") from None
+
+
 def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
-    """What a solve request is worth, before knowing whether its job id is ours."""
+    """What a solve request is worth, before knowing whether its job id is ours.
+
+    Its priority: the entry's `priority` field when set (the transport's word, e.g. the BullMQ
+    bridge's mapping), else the request's, else normal.
+    """
     if entry.unreadable is not None:
         return Verdict(reason=entry.unreadable)
     if entry.payload_bytes is not None and entry.payload_bytes > limits.max_json_bytes:
@@ -134,13 +153,17 @@ def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
     if entry.payload is None:
         return Verdict(reason="payload: missing")
     try:
-        parse_request(entry.payload, limits)
+        request = parse_request(entry.payload, limits)
     except InvalidRequest as err:
         return Verdict(reason=err.reason)
-    if not entry.not_before:
-        return Verdict()
     try:
-        return Verdict(due=parse_not_before(entry.not_before))
+        priority = entry_priority(entry) or request.priority or Priority.NORMAL
+    except ValueError as err:
+        return Verdict(reason=str(err))
+    if not entry.not_before:
+        return Verdict(priority=priority)
+    try:
+        return Verdict(due=parse_not_before(entry.not_before), priority=priority)
     except ValueError:
         return Verdict(reason=f"not_before: not an ISO 8601 time ({entry.not_before!r:.60})")
 
@@ -217,7 +240,7 @@ def route(
             f"not_before: {iso(due)} is more than {horizon_seconds / 86400:g} days ahead "
             "(the most a deployment allows: NOT_BEFORE_HORIZON_SECONDS)",
         )
-    return Accept(job_id, due)
+    return Accept(job_id, due, verdict.priority)
 
 
 def anon(entry_id: str) -> str:

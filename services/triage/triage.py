@@ -108,6 +108,7 @@ class Triage:
             history=history,
             trace_id=failure.trace_id,
             first_seen=job.submitted_at if job else failure.at,
+            priority=job.priority if job else None,
         )
         await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen, pipeline=pipe)
         await self.records.update(

@@ -54,6 +54,7 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     for col, just in (
         ("service", "left"),
         ("stream", "left"),
+        ("priority", "left"),
         ("length", "right"),
         ("lag", "right"),
         ("pending", "right"),
@@ -66,7 +67,9 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     idle_limit = (reclaim_idle_ms or 0) / 1000
     for g in stats.groups:
         if not g.exists:
-            groups.add_row(g.service, g.stream, str(lengths.get(g.stream, 0)), "no group", "", "")
+            groups.add_row(
+                g.service, g.stream, g.priority or "", str(lengths.get(g.stream, 0)), "no group"
+            )
             continue
         lag = Text("?" if g.lag is None else str(g.lag))
         if g.lag is not None and g.lag >= WARN_LAG:
@@ -78,6 +81,7 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
         groups.add_row(
             g.service,
             g.stream,
+            g.priority or "",
             str(lengths.get(g.stream, 0)),
             lag,
             str(g.pending),

@@ -332,6 +332,8 @@ def verdict_line(result: SolveResult) -> str:
     """One line: feasible or not, hard violations, penalty, the proof, how it was found."""
     verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
     line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
+    if result.changes is not None:
+        line += f", {result.changes} cells changed"
     proof = proof_words(result)
     if proof:
         line += f"; {proof}"

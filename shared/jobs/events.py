@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.jobs.messages import ErrorClass
-from shared.roster.model import Implementation
+from shared.roster.model import Implementation, Priority
 
 # Wire formats of the stringified numbers, as patterns so non-Python clients can check them.
 UInt = Annotated[str, Field(pattern=r"^[0-9]+$")]
@@ -73,6 +73,13 @@ class SolveEntry(_Entry):
     not_before: IsoTime | None = Field(
         default=None, description="Do not start solving before this time (a delayed solve)."
     )
+    priority: Priority | None = Field(
+        default=None,
+        description="high, normal or low: solvers take every waiting high job before any "
+        "normal one, normal before low (a low job that waited PRIORITY_AGING_SECONDS longer "
+        "than the oldest waiting normal one goes first). Wins over the request's own "
+        "`priority`; absent in both: normal. Another value is refused as invalid.",
+    )
 
 
 class CancelEntry(_Entry):
@@ -103,6 +110,11 @@ class AcceptedEvent(_Event):
     model_config = ConfigDict(title="solver.accepted")
 
     type: Literal["solver.accepted"]
+    priority: Priority | None = Field(
+        default=None,
+        description="The priority the job was queued with (high, normal or low); absent "
+        "only in events written before priorities existed.",
+    )
 
 
 class ProgressEvent(_Event):
@@ -165,6 +177,12 @@ class CompletedEvent(_Event):
         default=None,
         description="Present when a cancel stopped the solve: the result is the best roster "
         "found until then.",
+    )
+    changes: UInt | None = Field(
+        default=None,
+        description="Cells of the roster that differ from the request's `previous` roster "
+        "(re-rostering; the result's `changes` rule lists them). Present only when the request "
+        "has one; absent from events of services older than this field.",
     )
     lower_bound: Annotated[str, Field(pattern=r"^([0-9]+)?$")] | None = Field(
         default=None,

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.errors import ErrorClass
+from shared.roster.model import Priority
 
 __all__ = ["ErrorClass"]  # re-exported: the records carry it
 
@@ -52,6 +53,7 @@ class IntakeEntry(_Record):
     job_id: str | None = None
     payload: str | None = None
     not_before: str | None = None
+    priority: str | None = None
     other: dict[str, str] | None = Field(
         default=None, description="Fields outside the contract, kept for the dead letter."
     )
@@ -79,7 +81,7 @@ class IntakeEntry(_Record):
             return json.dumps(v)
         return v
 
-    @field_validator("type", "job_id", "not_before", mode="before")
+    @field_validator("type", "job_id", "not_before", "priority", mode="before")
     @classmethod
     def _scalars_as_text(cls, v: Any) -> Any:
         if v is None or isinstance(v, str):
@@ -105,6 +107,8 @@ class Job(_Record):
     submitted_at: float = Field(default_factory=now)
     trace_id: str | None = None
     history: list[AttemptError] = Field(default_factory=list)
+    # Which of the hop's streams it waits in (shared/names.py `jobs_for`, `fallback_for`).
+    priority: Priority = Priority.NORMAL
 
 
 class FallbackJob(_Record):
@@ -138,6 +142,8 @@ class DeadLetter(_Record):
     trace_id: str | None
     first_seen: float | None
     dead_at: float = Field(default_factory=now)
+    # The job's priority, so that a replay queues it as it was (None: never became a job).
+    priority: Priority | None = None
 
 
 class OutcomeKind(StrEnum):
@@ -155,6 +161,8 @@ class Outcome(_Record):
     kind: OutcomeKind
     job_id: str
     ts: float = Field(default_factory=now)
+    # accepted
+    priority: Priority | None = None
     # progress
     progress: float | None = None
     message: str | None = None
@@ -169,6 +177,7 @@ class Outcome(_Record):
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None
+    changes: int | None = None  # re-rostering: cells that differ from the previous roster
     # the result's proof of quality (shared/roster/optimality.py), flat for consumers that do
     # not parse the result; `lower_bound` (above) is the result's bound then
     gap: float | None = None
@@ -203,6 +212,8 @@ class Outcome(_Record):
             "job_id": self.job_id,
             "ts": iso(self.ts),
         }
+        if self.kind is OutcomeKind.ACCEPTED:
+            f["priority"] = (self.priority or Priority.NORMAL).value
         if self.kind is OutcomeKind.PROGRESS:
             f |= {
                 "progress": f"{self.progress or 0:.0f}",
@@ -223,6 +234,8 @@ class Outcome(_Record):
             }
             if self.cancelled:
                 f["cancelled"] = "true"
+            if self.changes is not None:
+                f["changes"] = str(self.changes)
             if self.proven_optimal is not None:
                 f |= {
                     "lower_bound": self.lower_bound_text() or "",

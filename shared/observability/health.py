@@ -72,33 +72,46 @@ def check(
     max_idle_ms: int,
     reclaim_idle_ms: int = 30_000,
 ) -> Verdict:
-    stream, group = names.groups[service]
+    # A prioritized hop reads three streams (one per priority) with the same consumers: it is
+    # live when they read any of them.
+    inputs = names.inputs(service)
+    group = inputs[0][1]
+    where = "/".join(s for s, _ in inputs) + "/" + group
     try:
         client.ping()
     except RedisError as err:
         if mode == "live":
             return Verdict(True, f"redis unreachable ({err}); not a reason to restart")
         return Verdict(False, f"redis unreachable: {err}")
-    try:
-        groups = client.xinfo_groups(stream)
-    except ResponseError as err:  # no such key: the stream (and so the group) is gone
-        return Verdict(False, f"{stream}: {err}")
-    if not any(text(g["name"]) == group for g in groups):
-        return Verdict(False, f"group {group!r} missing on {stream!r}")
+    infos = []
+    for stream, _ in inputs:
+        try:
+            groups = client.xinfo_groups(stream)
+        except ResponseError as err:  # no such key: the stream (and so the group) is gone
+            return Verdict(False, f"{stream}: {err}")
+        info = next((g for g in groups if text(g["name"]) == group), None)
+        if info is None:
+            return Verdict(False, f"group {group!r} missing on {stream!r}")
+        infos.append((stream, info))
     if mode == "ready":
         if service == "intake" and (alarm := intake_alarm(client, names)):
             return Verdict(False, alarm)
-        return Verdict(True, f"{stream}/{group} present")
-    info = next(g for g in groups if text(g["name"]) == group)
-    waiting = _waiting(client, stream, info)
-    mine = [c for c in client.xinfo_consumers(stream, group) if text(c["name"]).startswith(prefix)]
+        return Verdict(True, f"{where} present")
+    waiting = sum(_waiting(client, stream, info) for stream, info in infos)
+    mine = [
+        c
+        for stream, _ in infos
+        for c in client.xinfo_consumers(stream, group)
+        if text(c["name"]).startswith(prefix)
+    ]
     freshest = min((int(c["idle"]) for c in mine), default=None)
     # A process whose loop hangs after taking an entry (it was delivered to a blocked read just
     # before) shows no lag at all: the entry sits in our pending list instead. A live holder
     # renews its claim every third of RECLAIM_IDLE_MS (shared/jobs/lease.py), and a dead one's
     # entries are reclaimed after RECLAIM_IDLE_MS, so an entry of ours idle past both bounds
     # is held by a stuck loop.
-    stale = _stale_holds(client, stream, group, prefix, max(max_idle_ms, 2 * reclaim_idle_ms))
+    bound = max(max_idle_ms, 2 * reclaim_idle_ms)
+    stale = [h for stream, _ in infos for h in _stale_holds(client, stream, group, prefix, bound)]
     if stale:
         entry, consumer, idle = stale[0]
         return Verdict(
@@ -111,7 +124,7 @@ def check(
         # holds anything up. (Redis 7.0 creates a consumer only on its first delivery and
         # does not refresh its idle time on empty reads, so idle alone would fail a quiet
         # but healthy service.)
-        return Verdict(True, f"nothing waiting in {stream}/{group}")
+        return Verdict(True, f"nothing waiting in {where}")
     if freshest is None:
         return Verdict(False, f"{waiting} entries waiting, no consumer named {prefix}* reads")
     if freshest > max_idle_ms:

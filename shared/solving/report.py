@@ -60,6 +60,7 @@ class Reports:
                 solver_used=used.value,
                 attempts=job.attempt,
                 cancelled=bool(result.stats and result.stats.cancelled),
+                changes=result.changes,
                 lower_bound=result.stats.lower_bound if result.stats else None,
                 gap=result.stats.gap if result.stats else None,
                 proven_optimal=result.stats.proven_optimal if result.stats else None,
