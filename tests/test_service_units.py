@@ -257,6 +257,10 @@ def test_fields_that_are_not_utf8_are_named_and_kept_escaped() -> None:
     assert ea.job_id != eb.job_id and ea.job_id == "\\xffbin"
     ok, _ = intake_body({b"type": b"solve", b"job_id": "é".encode()})
     assert IntakeEntry.model_validate_json(ok).defect is None
+    # Any other field that is not UTF-8 makes the request invalid under its own id.
+    bad, _ = intake_body({b"type": b"solve", b"job_id": b"j1", b"payload": b"{\xff}"})
+    entry = IntakeEntry.model_validate_json(bad)
+    assert entry.defect is None and entry.unreadable == "payload: not valid UTF-8"
 
 
 def test_parser_turns_garbage_into_an_object() -> None:
@@ -416,8 +420,13 @@ def test_a_payload_over_the_limit_is_not_carried_only_its_size() -> None:
         reason
         == f"payload: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES} bytes"
     )
-    # Any other field that large makes the entry unusable: refused, not rewritten.
+    # A job id that large cannot be used: refused under an anon- id, not rewritten.
     body, _ = intake_body({b"type": b"solve", b"job_id": huge})
     assert IntakeEntry.model_validate_json(body).defect == (
         f"job_id: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
     )
+    # Any other field that large: invalid under the job id.
+    body, _ = intake_body({b"type": b"solve", b"job_id": b"j2", b"blob": huge})
+    entry = IntakeEntry.model_validate_json(body)
+    assert entry.defect is None and entry.unreadable is not None
+    assert judge(entry, Limits()).reason == entry.unreadable

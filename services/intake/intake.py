@@ -61,7 +61,8 @@ def failure_record(
     stage: str, job_id: str, error_class: ErrorClass, reason: str, entry: IntakeEntry
 ) -> FailureRecord:
     """A permanent failure of an intake entry, holding what the producer sent."""
-    raw = entry.model_dump(exclude_none=True, exclude={"other", "defect"}) | (entry.other or {})
+    marks = {"other", "defect", "unreadable"}
+    raw = entry.model_dump(exclude_none=True, exclude=marks) | (entry.other or {})
     return FailureRecord(
         job_id=job_id,
         severity=Severity.PERMANENT,

@@ -55,21 +55,26 @@ def lift_flat_fields(data: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str,
     """(body, headers) from the flat fields of one entry.
 
     Unknown fields are kept (shortened) under `other`, so a dead letter of a garbage entry
-    still shows what the producer sent. A contract field that is not UTF-8 cannot be used as
-    sent (two such job ids would decode to the same text), so it is named in `defect` and the
-    entry is refused, with the escaped bytes kept for the dead letter.
+    still shows what the producer sent; bytes that are not UTF-8 are kept escaped. A job id
+    that is not UTF-8 (or huge) cannot be used as sent (two such ids would decode to the same
+    text): it is named in `defect`, and the entry is refused under an `anon-` id. Any other
+    contract field that is not UTF-8, or any field over the size limit, is named in
+    `unreadable`: the request is `invalid` under its job id.
     """
     oversize = {_shown(k): len(v) for k, v in data.items() if len(v) > MAX_PAYLOAD_BYTES}
     fields = {_shown(k): "" if _shown(k) in oversize else _shown(v) for k, v in data.items()}
     body: dict[str, Any] = {k: fields[k] for k in BODY_FIELDS if k in fields}
     if "payload" in oversize:
         body["payload_bytes"] = oversize.pop("payload")
-    broken = [_shown(k) for k, v in data.items() if _shown(k) in BODY_FIELDS and _not_utf8(v)]
-    if broken:
-        body["defect"] = f"{sorted(broken)[0]}: not valid UTF-8"
-    elif oversize:
-        name, size = min(oversize.items())
-        body["defect"] = f"{name[:100]}: {size} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
+    broken = sorted(_shown(k) for k, v in data.items() if _shown(k) in BODY_FIELDS and _not_utf8(v))
+    problems = [f"{name}: not valid UTF-8" for name in broken] + [
+        f"{name[:100]}: {size} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
+        for name, size in sorted(oversize.items())
+    ]
+    if "job_id" in broken or "job_id" in oversize:
+        body["defect"] = next(p for p in problems if p.startswith("job_id:"))
+    elif problems:
+        body["unreadable"] = problems[0]
     headers = {k: fields[k] for k in HEADER_FIELDS if k in fields}
     other = {k[:100]: v[:1000] for k, v in fields.items() if k not in BODY_FIELDS + HEADER_FIELDS}
     if other:
@@ -94,8 +99,10 @@ def intake_body(data: Mapping[Any, Any]) -> tuple[bytes, dict[str, Any]]:
         if not isinstance(body, dict):
             # Under `other`, so that the dead letter holds what was sent.
             body = {"other": {DATA_KEY: _shown(raw)[:1000]}}
-        elif "defect" in body:  # only the parser judges encodings
-            body["other"] = {"defect": str(body.pop("defect"))[:1000]}
+        else:  # only the parser judges encodings
+            for mark in ("defect", "unreadable"):
+                if mark in body:
+                    body.setdefault("other", {})[mark] = str(body.pop(mark))[:1000]
     else:
         body, headers = lift_flat_fields(data)
     return json.dumps(body).encode(), {**headers, "content-type": "application/json"}

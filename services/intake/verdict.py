@@ -143,6 +143,8 @@ def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
     Its priority: the entry's `priority` field when set (the transport's word, e.g. the BullMQ
     bridge's mapping), else the request's, else normal.
     """
+    if entry.unreadable is not None:
+        return Verdict(reason=entry.unreadable)
     if entry.payload_bytes is not None and entry.payload_bytes > limits.max_json_bytes:
         return Verdict(
             reason=f"payload: {entry.payload_bytes} bytes is over the limit of "

@@ -64,8 +64,13 @@ class IntakeEntry(_Record):
     )
     defect: str | None = Field(
         default=None,
-        description="Why the entry cannot be used as sent (a field that is not UTF-8), set by "
-        "the intake's parser; the entry is refused under an `anon-` id.",
+        description="Why the entry's job id cannot be used as sent (not UTF-8, or huge), set "
+        "by the intake's parser; the entry is refused under an `anon-` id.",
+    )
+    unreadable: str | None = Field(
+        default=None,
+        description="Another field the intake's parser could not read as sent (not UTF-8, or "
+        "over the size limit); the request is `invalid` under its job id.",
     )
 
     @field_validator("payload", mode="before")
