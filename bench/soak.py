@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         large_done = _run_large(r, names, args)
         time.sleep(2 * settings.trim_interval_seconds + 1)  # intake trims its consumed input
         figures = _measure(r, names, settings, args.jobs, baseline)
+        left = {s: int(r.xlen(s)) for s in (names.intake, names.outcomes)}
     finally:
         stop.set()
         sup.stop()
@@ -105,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
           f"{elapsed:.1f} s, {args.jobs / elapsed:.0f} jobs/s")
     for line in figures["lines"]:
         print(line)
-    left = {s: int(r.xlen(s)) for s in (names.intake, names.outcomes)}
     if args.large:
         print(f"large: {args.large} jobs of {args.large_employees} x 366 days, "
               f"{large_done} terminal")
