@@ -61,7 +61,7 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 }
 
 /* Workspace of the row labelling DP (label_dp.c): growable buffers, reused across calls. */
-#define GR_DP_BUFS 32
+#define GR_DP_BUFS 40
 typedef struct {
     void *buf[GR_DP_BUFS];
     size_t cap[GR_DP_BUFS];
@@ -208,6 +208,8 @@ void gr_dp_free(gr_dp *dp);
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
 /* The same with cell (e, pin_d) held at value pin_v (-1 = off); pin_d = -1: no pin. */
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
+/* Is e's row too large for the exact search by default (its minutes table passes 2^19)? */
+int gr_row_large(const gr_problem *p, int32_t e);
 /* A rule-abiding row for e under the same costs, without the exact search (construction). */
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out);
 /* The cost table the row DP uses for employee e (D * (S + 1) entries, st-owned scratch). */
