@@ -18,6 +18,7 @@ SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "pricing.c",
     "rng.c",
     "score.c",
+    "table_dp.c",
     "validate.c",
 ))
 # -pedantic is left out only because cffi's generated glue casts object pointers to function

@@ -81,10 +81,60 @@ int gr_row_large(const gr_problem *p, int32_t e)
     return (int64_t)p->n_days * (S + 1) * (units + 1) > EXACT_TABLE_MAX;
 }
 
+/* Every per-employee rule, checked on one row (the same counting as score.c): the table DP's
+ * row is trusted only when it passes, since it does not model every rule on every input. */
+int gr_row_keeps_maxima(const gr_problem *p, int32_t e, const int32_t *row)
+{
+    const int32_t S = p->n_shifts, D = p->n_days;
+    int64_t minutes = 0;
+    for (int32_t s = 0; s < S; s++) {
+        int32_t n = 0;
+        for (int32_t d = 0; d < D; d++)
+            n += row[d] == s;
+        if (n > p->max_shifts[(int64_t)e * S + s])
+            return 0;
+    }
+    int32_t weekends = 0, last_wk = -1;
+    for (int32_t d = 0; d < D; d++) {
+        const int32_t v = row[d];
+        if (v < 0)
+            continue;
+        if (p->day_off[(int64_t)e * D + d])
+            return 0;
+        if (d + 1 < D && row[d + 1] >= 0 && p->forbidden[(int64_t)v * S + row[d + 1]])
+            return 0;
+        minutes += p->length[v];
+        const int32_t wk = p->weekend[d];
+        if (wk >= 0 && wk != last_wk) {
+            weekends++;
+            last_wk = wk;
+        }
+    }
+    if (minutes > p->max_minutes[e] || minutes < p->min_minutes[e] ||
+        weekends > p->max_weekends[e])
+        return 0;
+    for (int32_t d = 0; d < D;) {
+        const int work = row[d] >= 0;
+        int32_t a = d;
+        while (d < D && (row[d] >= 0) == work)
+            d++;
+        const int32_t len = d - a;
+        const int edge = a == 0 || d == D;
+        if (work && len > p->max_consec[e])
+            return 0;
+        if (!edge && len < (work ? p->min_consec[e] : p->min_off[e]))
+            return 0;
+    }
+    return 1;
+}
+
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(st, e, -1, 0, out); }
 
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
 {
+    /* the table DP first: its rows are exact when they keep every type's maximum */
+    if (gr_table_row(st, e, pin_d, pin_v, out) && gr_row_keeps_maxima(st->p, e, out))
+        return 1;
 
     const int64_t *cell = gr_row_costs(st, e, pin_d, pin_v);
     if (!cell)
@@ -97,6 +147,8 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
 
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out)
 {
+    if (gr_table_row(st, e, -1, 0, out) && gr_row_keeps_maxima(st->p, e, out))
+        return 1;
     int64_t *cell = (int64_t *)gr_row_costs(st, e, -1, 0);
     if (!cell)
         return 0;
