@@ -301,15 +301,19 @@ def solve_by_columns(
         priced(e)
         added, slack = 0, 0.0
         for emp in range(e):
-            if hard[emp] < 0:
+            # -1: no row; -2: a rule-abiding row that is not proven cheapest (the DP capped
+            # its search, decision 0013): a valid column, but no bound
+            if hard[emp] == -1:
                 slack = -math.inf
                 continue
+            if hard[emp] == -2:
+                slack = -math.inf
             row = rows[emp]
             cells = row >= 0
             requests = row_cost(emp, row)
             rc = requests - pi[emp] - float(mu[np.nonzero(cells)[0], row[cells]].sum())
             slack += min(0.0, rc)
-            if hard[emp] == 0 and rc < NEGATIVE and master.add(emp, row, requests):
+            if hard[emp] in (0, -2) and rc < NEGATIVE and master.add(emp, row, requests):
                 added += 1
         return added, slack
 
@@ -335,9 +339,9 @@ def solve_by_columns(
     rows0, hard0 = pricer.price(np.ascontiguousarray(cost0))
     priced(e)
     for emp in range(e):
-        if hard0[emp] == 0:
+        if hard0[emp] in (0, -2):
             master.add(emp, rows0[emp], row_cost(emp, rows0[emp]))
-    if all(hard0 == 0):
+    if all((hard0 == 0) | (hard0 == -2)):
         consider(rows0)
     slack = generate(min(deadline, root_deadline))
     if slack == -math.inf:

@@ -104,6 +104,7 @@ void gr_state_free(gr_state *st)
     free(st->vrep);
     free(st->cpen);
     gr_dp_free(&st->dp);
+    gr_tdp_free(&st->tdp);
     memset(st, 0, sizeof *st);
 }
 

@@ -10,8 +10,8 @@
 
 #include "internal.h"
 
-/* staff x cover slots above which the start is built row by row (Instance 24: 1.7 M) */
-#define ROWS_INSTEAD ((int64_t)1 << 20)
+/* staff x cover slots above which a row-built roster comes first (Instance 24: 1.7 M) */
+#define ROWS_FIRST ((int64_t)1 << 20)
 
 typedef struct {
     uint64_t key;
@@ -68,14 +68,16 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
     /* pinned cells start (and stay) at their pins */
     for (int64_t i = 0; i < (int64_t)E * D; i++)
         empty[i] = gr_pinned(p, i) ? p->pin[i] : -1;
-    if ((int64_t)E * n_slots > ROWS_INSTEAD) {
-        /* too many slots x staff for the slot greedy (Instance 24: 10 s before its first
-         * roster): each row by the quick row DP under the cover the rows before it leave */
+    if ((int64_t)E * n_slots > ROWS_FIRST && ctx->best_hard != 0) {
+        /* The slot greedy takes ~10 s here (Instance 24): first a feasible roster row by row
+         * (each row by the quick row DP under the cover the rows before it leave, ~1 s),
+         * offered at once; then the slot greedy as the search's start, which anneals far
+         * better (+1300 % against +51 % at 60 s from the row-built start) */
         gr_state_load(st, empty);
-        free(slots);
-        free(empty);
         repair_rows(st, rng, ctx, 1);
-        return;
+        gr_ctx_offer(ctx, st->roster);
+        if (ctx->stop)
+            goto done;
     }
     st->relax_min = 1;
     gr_state_load(st, empty);
@@ -135,9 +137,10 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
         }
     }
     st->relax_min = 0;
-    free(empty);
     /* aggregates do not depend on relax_min: only the totals need recomputing */
     st->total = gr_state_full(st);
-    free(slots);
     repair_rows(st, rng, ctx, 0);
+done:
+    free(empty);
+    free(slots);
 }

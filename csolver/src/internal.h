@@ -61,12 +61,20 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 }
 
 /* Workspace of the row labelling DP (label_dp.c): growable buffers, reused across calls. */
-#define GR_DP_BUFS 32
+#define GR_DP_BUFS 40
 typedef struct {
     void *buf[GR_DP_BUFS];
     size_t cap[GR_DP_BUFS];
     int64_t work; /* labels and relaxed-DP transitions of every call so far: what DP moves cost */
 } gr_dp;
+/* Workspace of the table DP (table_dp.c), grown on demand. */
+typedef struct {
+    int64_t *cost_a, *cost_b, *cell;
+    int32_t *back, *allowed, *n_allowed, *pick;
+    size_t per_day_cap, back_cap, cell_cap;
+} gr_tdp;
+void gr_tdp_free(gr_tdp *dp);
+
 /* The buffer in slot `slot`, grown to at least `bytes`; NULL when out of memory. */
 void *gr_dp_grow(gr_dp *dp, int slot, size_t bytes);
 #define GR_DP_SLOT_COSTS (GR_DP_BUFS - 1) /* row_dp.c's cost table; label_dp.c uses the rest */
@@ -74,6 +82,7 @@ void *gr_dp_grow(gr_dp *dp, int slot, size_t bytes);
 typedef struct {
     const gr_problem *p;
     gr_dp dp;
+    gr_tdp tdp;
     int32_t E, D, S, W;
     int32_t *roster;    /* [E*D] */
     int32_t *count;     /* [E*S] shifts of each type per employee */
@@ -207,10 +216,17 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
 #ifndef GR_LABEL_CAP_PRICING
 #define GR_LABEL_CAP_PRICING ((size_t)1 << 17)
 #endif
+/* GA moves search exactly too (the moves rely on the cheapest row), with a small cap: the
+ * fixed cost of the bounds (5-40 ms a row on Instances 13-20) is the GA's main cost there
+ * (decision 0013). */
 #ifndef GR_LABEL_CAP_MOVE
 #define GR_LABEL_CAP_MOVE ((size_t)1 << 13)
 #endif
 void gr_dp_free(gr_dp *dp);
+
+/* ---- table_dp.c: the table DP (state: value, run, minutes, weekends, one counted type);
+ * 1 and a row that keeps every rule but maybe other types' maxima, or 0 (too large, none). */
+int gr_table_row(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
 
 /* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
 /* Writes D values to out and returns 1, or returns 0 (no feasible row). The costs are the
@@ -218,6 +234,10 @@ void gr_dp_free(gr_dp *dp);
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
 /* The same with cell (e, pin_d) held at value pin_v (-1 = off); pin_d = -1: no pin. */
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
+/* Does the row keep every per-type maximum of e? */
+int gr_row_keeps_maxima(const gr_problem *p, int32_t e, const int32_t *row);
+/* Is e's row too large for the exact search by default (its minutes table passes 2^19)? */
+int gr_row_large(const gr_problem *p, int32_t e);
 /* A rule-abiding row for e under the same costs, without the exact search (construction). */
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out);
 /* The cost table the row DP uses for employee e (D * (S + 1) entries, st-owned scratch). */

@@ -51,7 +51,7 @@
 #endif
 /* overridable so that the tests can run the labelling with weak bounds */
 #ifndef SUBGRADIENT_ITERATIONS
-#define SUBGRADIENT_ITERATIONS 60
+#define SUBGRADIENT_ITERATIONS 24
 #endif
 #ifndef BEAM
 #define BEAM 128 /* labels kept per day by the incumbent's beam search, one per state */
@@ -1599,7 +1599,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
                 lb = lbl;
             if (hm) {
                 c.Hm = hm;
-                if (lb > before || lbl >= before) {
+                if (lbl > before) { /* the multipliers moved: their table */
                     double lbm = minutes_bound(&c);
                     if (lbm > lb)
                         lb = lbm;

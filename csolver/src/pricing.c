@@ -14,6 +14,12 @@
 int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                           int64_t *hard_out, int64_t *bound_out)
 {
+    return gr_price_rows_effort(p, cell_cost, rows_out, hard_out, bound_out, -1);
+}
+
+int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap)
+{
     int rc = gr_validate(p);
     if (rc != GR_OK)
         return rc;
@@ -28,11 +34,30 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
     gr_state st;
     if (gr_state_alloc(&st, p) != GR_OK)
         return GR_ERR_NOMEM;
+    /* every row off: the table DP reads no cover in pricing mode */
+    for (int64_t i = 0; i < (int64_t)E * D; i++)
+        st.roster[i] = -1;
+    gr_state_load(&st, st.roster);
     for (int32_t e = 0; e < E; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
         int64_t bound;
-        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V,
-                                  GR_LABEL_CAP_PRICING, row, &bound);
+        /* the table DP first (fast on small rows; exact when its row keeps every maximum) */
+        st.price = cell_cost + (int64_t)e * D * V;
+        int table = gr_table_row(&st, e, -1, 0, row) && gr_row_keeps_maxima(p, e, row);
+        st.price = NULL;
+        if (table) {
+            int64_t c = 0;
+            for (int32_t d = 0; d < D; d++)
+                c += cell_cost[((int64_t)e * D + d) * V + (row[d] < 0 ? V - 1 : row[d])];
+            hard_out[e] = 0;
+            if (bound_out)
+                bound_out[e] = c;
+            continue;
+        }
+        const size_t cap = label_cap < 0 ? (gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING)
+                                         : (size_t)label_cap;
+        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, cap, row,
+                                  &bound);
         if (bound_out)
             bound_out[e] = bound;
         if (status == GR_ROW_NONE) {
