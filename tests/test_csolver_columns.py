@@ -111,13 +111,40 @@ def test_the_better_phase_wins() -> None:
     assert evaluate(p, run.roster).penalty <= OPTIMUM[6] * 1.01
 
 
-def test_a_problem_too_large_for_columns_goes_to_the_ga_alone() -> None:
+def test_at_the_largest_size_every_roster_offered_is_hard_feasible() -> None:
+    """364 days x 150 staff x 32 types: the root LP is too large to try, so the phase works on
+    regions of its first roster; whatever it offers keeps every hard rule."""
     from tests.csolver_helpers import random_problem
 
     p = random_problem(np.random.default_rng(0), 150, 364, 32)
     packed = _Packed(p)
+    offered: list[tuple[np.ndarray, int]] = []
     now = time.monotonic()
-    assert solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 1,
-                            root_deadline=now + 1, stop=lambda: False,
-                            offer=lambda roster, penalty: None) is None
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 1,
+                           root_deadline=now + 1, stop=lambda: False,
+                           offer=lambda roster, penalty: offered.append((roster, penalty)))
+    assert out is not None and out.lower_bound is None
+    for roster, penalty in offered:
+        score = evaluate(p, roster)
+        assert score.hard_violations == 0 and score.penalty == penalty
 
+
+@pytest.mark.parametrize("i", [17, 18])
+def test_windows_keep_the_roster_feasible_and_never_worse(i: int) -> None:
+    """Fix-and-optimise from a root that had no time to converge: each roster offered is
+    hard-feasible and better than the one before, and the bound stays a bound."""
+    p = instance(i)
+    packed = _Packed(p)
+    offered: list[int] = []
+    now = time.monotonic()
+
+    def offer(roster: np.ndarray, penalty: int) -> None:
+        score = evaluate(p, roster)
+        assert score.hard_violations == 0 and score.penalty == penalty
+        offered.append(penalty)
+
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 4,
+                           root_deadline=now + 0.5, stop=lambda: False, offer=offer)
+    assert out is not None and out.penalty == offered[-1]
+    assert offered == sorted(offered, reverse=True) and len(set(offered)) == len(offered)
+    assert out.lower_bound is None or out.lower_bound <= {17: 5746, 18: 4459}[i]
