@@ -229,7 +229,7 @@ def solve_generetic(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
             root_deadline=started + ROOT_SHARE * time_limit,
-            stop=control.cancel.is_set, offer=best.offer, priced=best.count,
+            stop=control.cancel.is_set, offer=best.offer, priced=best.count, seed=seed,
         )
     remaining = time_limit - (time.monotonic() - started)
     skip_ga = (outcome is not None and outcome.proven_optimal) or control.cancel.is_set()

@@ -60,6 +60,18 @@ MAX_COVER_ROWS = 4096
 MAX_COST_ENTRIES = 1 << 22
 # Wentges smoothing of the root's cover prices toward those of the best Lagrangian bound so far.
 SMOOTH = 0.5
+# Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
+# strong (decision 0002), so a root that does not converge in time leaves the rest of the time
+# to it; beyond, the GA alone stalls or breaks hard rules (issue 21) and fix-and-optimise
+# takes over.
+GA_DAYS = 28
+GA_CELLS = 2048
+# Pricing rounds a root takes to converge, for judging whether it can fit in its time.
+ROOT_ROUNDS = 40
+# A root that ran out of time is dived from when its LP is within this share of its bound
+# (Instance 17 at 7 s: 0.2 %); further off, its dive is slow and poor (Instance 20 at 15 s:
+# 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
+NEAR_ROOT = 0.05
 # Dives from the root before fix-and-optimise takes over from the best roster.
 ROOT_DIVES = 1 << 30
 # Fix-and-optimise: a region's first size in cells (employees x days), its time, the share of
@@ -138,6 +150,7 @@ class _Master:
         self._barred = np.zeros(0, dtype=bool)
         self.just_barred = False
         self.strategy = 4
+        self.solved = math.inf  # the objective of the last LP solved to optimality
 
     def add(self, emp: int, row: npt.NDArray[np.int32], cost: int) -> bool:
         key = (emp, row.tobytes())
@@ -160,7 +173,10 @@ class _Master:
         self.just_barred = False
         self.limit(seconds)
         self.h.run()
-        return bool(self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal)
+        optimal = bool(self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal)
+        if optimal:
+            self.solved = self.objective()
+        return optimal
 
     def limit(self, seconds: float) -> None:
         # HiGHS's time limit counts the instance's whole run time, not this run's
@@ -405,12 +421,13 @@ class _Sub:
         for j in np.nonzero((hard == 0) & (rc < NEGATIVE))[0]:
             if self.master.add(int(j), local[j], int(requests[j])):
                 added += 1
-        if self.whole and not self.fixed:
+        if not self.fixed:
             # Lagrangian bound at `at` (inside the slacks' box, so they add nothing): the DP's
             # row is no dearer than any rule-abiding row (a superset is enumerated), less the
-            # rounding of the prices
+            # rounding of the prices. A region's bound is only its own (its rows are pinned
+            # outside it): it centres the smoothing but is never reported.
             at_mu = np.where(worked, at[days, safe], 0.0).sum(axis=1)
-            bound = (float((pb.req * at).sum()) + float((requests - at_mu).sum())
+            bound = (float((self.master.req * at).sum()) + float((requests - at_mu).sum())
                      - m * n * 0.5 / SCALE)
             if bound > self.lower:
                 self.lower, self.center = bound, at.copy()
@@ -432,7 +449,7 @@ class _Sub:
             pi, mu = master.duals()
             if smooth > 0 and self.center is not None:
                 at = smooth * self.center + (1 - smooth) * mu
-                added = self.price_round(pi, mu, np.clip(at, -self.pb.over, self.pb.under))
+                added = self.price_round(pi, mu, self._boxed(at))
                 if added != 0:
                     continue
             added = self.price_round(pi, mu, self._boxed(mu))
@@ -443,8 +460,6 @@ class _Sub:
         return False
 
     def _boxed(self, mu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        if not self.whole:
-            return mu
         return np.clip(mu, -self.pb.over[self.region.a:self.region.b],
                        self.pb.under[self.region.a:self.region.b])
 
@@ -478,6 +493,8 @@ def solve_by_columns(
     offer: Callable[[npt.NDArray[np.int32], int], None],
     priced: Callable[[int], None] = lambda n: None,
     seed: int = 0,
+    start: npt.NDArray[np.int32] | None = None,
+    root: bool = True,
 ) -> ColumnOutcome | None:
     """Column generation, dives and windowed re-optimisation until `deadline`
     (time.monotonic()). The root LP over the whole problem gets until `root_deadline`; if it is
@@ -490,23 +507,35 @@ def solve_by_columns(
     if e * d * (s + 1) > MAX_COST_ENTRIES:
         return None
     pb = _Problem(c_problem, arrays, e, d, stop, offer, priced)
+    if start is not None:
+        pb.consider(np.ascontiguousarray(start, dtype=np.int32))
     whole = _Region(np.arange(e), 0, d)
-    root = _Sub(pb, whole, None)
+    root_sub = _Sub(pb, whole, None)
     # round 0: every employee's cheapest row on requests alone, a roster at once
+    began = time.monotonic()
     rows0, hard0 = pb.pricer.price(np.ascontiguousarray(
         np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT)))
     priced(e)
+    # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
+    # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
+    if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
+        root = False
     for emp in range(e):
         if hard0[emp] == 0:
-            root.master.add(emp, rows0[emp], root.row_cost(emp, rows0[emp]))
+            root_sub.master.add(emp, rows0[emp], root_sub.row_cost(emp, rows0[emp]))
     if (hard0 == 0).all():
         pb.consider(rows0)
     converged = False
-    if d * s <= MAX_COVER_ROWS:
-        converged = root.generate(min(deadline, root_deadline), smooth=SMOOTH)
-    lower = root.lower if root.lower > -math.inf else None
+    if root and d * s <= MAX_COVER_ROWS:
+        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH)
+    lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     _log.debug("root: converged %s, LP %.1f, bound %s, %d rows", converged,
-               root.master.objective(), lower, len(root.master.rows))
+               root_sub.master.objective(), lower, len(root_sub.master.rows))
+
+    if root and not converged and d <= GA_DAYS and e * d <= GA_CELLS:
+        # a root too slow for its time on a problem the GA alone solves well: the time is
+        # the GA's (Instance 12 at 10 s, decision 0008)
+        return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=False)
 
     def proven() -> bool:
         return (lower is not None and pb.best is not None
@@ -518,7 +547,8 @@ def solve_by_columns(
     # between fixing only worked cells and fixing any cell. A root that did not converge in
     # time still gets one dive when every employee has a row in it: its roster is a far
     # better start for fix-and-optimise than the rows priced on requests alone.
-    tried = d * s <= MAX_COVER_ROWS and len(set(root.master.owner)) == e
+    near = root_sub.master.solved - root_sub.lower <= NEAR_ROOT * abs(root_sub.master.solved)
+    tried = root and d * s <= MAX_COVER_ROWS and near
     while (converged or (tried and dives == 0)) and not stop() and not proven():
         if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
             break
@@ -527,28 +557,32 @@ def solve_by_columns(
         if dives and left < MIN_DIVE_SECONDS:
             break
         if dives:
-            root.restart()
-            root.generate(deadline)
-        roster = root.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
+            root_sub.restart()
+            root_sub.generate(deadline)
+        roster = root_sub.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
             break
         _log.debug("dive %d: %s (best %s)", dives, pb.consider(roster), pb.best)
     if pb.roster is not None and not proven():
-        _improve(pb, deadline, np.random.default_rng(seed), proven, root)
+        _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
+                 sweep=dives == 0 and start is None)
     return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven())
 
 
 def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
-             proven: Callable[[], bool], root: _Sub) -> None:
+             proven: Callable[[], bool], root: _Sub, sweep: bool) -> None:
     """Fix-and-optimise: re-optimise a region of the best roster by columns and a dive, the
     rest of the roster fixed, and keep the result if it is no worse. The regions alternate
     between a window of days over all employees (sliding along the horizon) and a group of
     employees over the whole horizon (which can move work between weeks: a row's minutes and
     per-type maxima span the horizon, and a window cannot move them). Each kind's size adapts
-    so that its LP converges in about half of the region's time."""
+    so that its LP converges in about half of the region's time. With `sweep`, a first pass
+    of windows runs from the first day to the last (a rolling horizon): the start roster's
+    cover is then poor everywhere, and random windows kept meeting each other."""
     e, d = pb.e, pb.d
     size = {"days": float(REGION_CELLS), "staff": float(REGION_CELLS)}
+    swept = 0
     rounds = 0
     while not pb.stop() and not proven():
         now = time.monotonic()
@@ -556,7 +590,7 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
             break
         assert pb.roster is not None
         budget = min(deadline - now, REGION_SECONDS)
-        kind = "staff" if rounds % 2 else "days"
+        kind = "staff" if rounds % 2 and not sweep else "days"
         cells = size[kind]
         if kind == "staff":
             days = d
@@ -567,8 +601,13 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
             days = int(min(d, max(MIN_WINDOW, round(cells / e / 7) * 7)))
             n = int(min(e, max(2, cells / days)))
         emps = np.arange(e) if n >= e else np.sort(rng.choice(e, size=n, replace=False))
-        # windows start anywhere: a sweep in fixed steps kept meeting the same boundaries
-        a = int(rng.integers(0, d - days + 1))
+        if sweep:
+            a = int(min(swept, d - days))
+            swept = a + days
+            sweep = swept < d
+        else:
+            # windows start anywhere: a sweep in fixed steps kept meeting the same boundaries
+            a = int(rng.integers(0, d - days + 1))
         sub = _Sub(pb, _Region(emps, a, a + days), pb.roster)
         if days == d:
             # the root's rows of these employees are rows of this region too
@@ -578,7 +617,7 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
                 row = root.master.rows[int(j)]
                 sub.master.add(int(i), row, sub.row_cost(int(i), row))
         until = now + budget
-        converged = sub.generate(now + budget * REGION_LP_SHARE)
+        converged = sub.generate(now + budget * REGION_LP_SHARE, smooth=SMOOTH)
         lp, base = sub.master.objective(), sub.base_cost()
         roster = None
         if not pb.stop() and not (converged and lp > base - 1 + 1e-6):
