@@ -13,6 +13,7 @@ SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "delta.c",
     "ga.c",
     "greedy_start.c",
+    "label_dp.c",
     "local_search.c",
     "pricing.c",
     "rng.c",
@@ -78,6 +79,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
              int32_t *roster_out);
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                   int64_t *hard_out);
+int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                          int64_t *hard_out, int64_t *bound_out);
 """
 
 ffibuilder = FFI()

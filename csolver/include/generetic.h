@@ -148,20 +148,30 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
 
 /*
  * Pricing for column generation (csolver/column_generation.py): for every employee e, the
- * cheapest row that keeps all of e's rules (fixed days off, skills, shift
- * rotation, run lengths, the minutes window, weekends, per-type maxima), where value v on day
- * d costs cell_cost[(e * D + d) * (S + 1) + v] (v = S: the day off) and the other rows play no
+ * cheapest row that keeps all of e's rules at once (fixed days off, skills, shift rotation,
+ * run lengths, the minutes window, weekends, every per-type maximum), where value v on day d
+ * costs cell_cost[(e * D + d) * (S + 1) + v] (v = S: the day off) and the other rows play no
  * part. Layout: cell_cost is E*D*(S+1) int64, each in [-2^40, 2^40] or GR_FORBIDDEN (the value
  * may not be used there); rows_out is E*D int32; hard_out is E int64.
  *
- * hard_out[e] = 0: rows_out's row e is rule-abiding and cheapest. > 0: the row is cheapest
- * among the rows the DP enumerates, but it breaks a second per-type maximum (the DP counts at
- * most one type) and so it is not a valid column. -1: no row exists, or the row's
- * state space is too large for the DP (then rows_out's row e is all -1).
+ * hard_out[e] = 0: rows_out's row e is rule-abiding and the cheapest such row (exact, at every
+ * size: a labelling DP, docs/decisions/0013). -2: the row is rule-abiding but not proven
+ * cheapest (the label search hit its cap; gr_price_rows_bounded gives a lower bound). -1: no
+ * rule-abiding row exists (or, on a row too large for the DP or out of memory, none was
+ * found); rows_out's row e is then all -1.
  * Returns GR_OK or a negative error code (the problem is validated first).
  */
 #define GR_FORBIDDEN INT64_MAX
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                   int64_t *hard_out);
+
+/*
+ * gr_price_rows plus, in bound_out (E int64, may be NULL), a lower bound on the cost of
+ * employee e's cheapest rule-abiding row: the row's cost when hard_out[e] = 0, INT64_MAX when
+ * no such row exists (proven), INT64_MIN when nothing is known (too large, out of memory).
+ * Column generation's Lagrangian bound stays valid with capped rows through it.
+ */
+int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                          int64_t *hard_out, int64_t *bound_out);
 
 #endif

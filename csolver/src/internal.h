@@ -60,13 +60,16 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
     return (d.hard * GR_MINUTE_DIV + d.minutes) * hw + d.pen * GR_MINUTE_DIV;
 }
 
-/* Workspace of the row dynamic programme (row_dp.c), grown on demand. */
+/* Workspace of the row labelling DP (label_dp.c): growable buffers, reused across calls. */
+#define GR_DP_BUFS 32
 typedef struct {
-    int64_t *cost_a, *cost_b, *cell;
-    int32_t *back, *allowed, *n_allowed, *pick;
-    size_t per_day_cap, back_cap, cell_cap;
-    int64_t work; /* states x days of every DP run so far: what the DP moves cost */
+    void *buf[GR_DP_BUFS];
+    size_t cap[GR_DP_BUFS];
+    int64_t work; /* labels and relaxed-DP transitions of every call so far: what DP moves cost */
 } gr_dp;
+/* The buffer in slot `slot`, grown to at least `bytes`; NULL when out of memory. */
+void *gr_dp_grow(gr_dp *dp, int slot, size_t bytes);
+#define GR_DP_SLOT_COSTS (GR_DP_BUFS - 1) /* row_dp.c's cost table; label_dp.c uses the rest */
 
 typedef struct {
     const gr_problem *p;
@@ -173,12 +176,28 @@ static inline int gr_ctx_tick(gr_ctx *c, int scored)
     return c->stop;
 }
 
+/* ---- label_dp.c: the cheapest rule-abiding row of one employee under given cell costs. ----
+ * cell[d * (S + 1) + v]: cost of value v on day d (v = S: off), GR_FORBIDDEN = not allowed
+ * (fixed days off and skills are also enforced here). Writes D values (-1 = off) to out.
+ * Returns GR_ROW_NONE (no rule-abiding row, or no memory), GR_ROW_EXACT (the cheapest
+ * rule-abiding row) or GR_ROW_FEASIBLE (a rule-abiding row, not proven cheapest: the label
+ * search hit its cap). *bound (may be NULL): a lower bound on the cheapest rule-abiding row's
+ * cost (the row's cost when exact; INT64_MAX when none exists). */
+#define GR_ROW_NONE 0
+#define GR_ROW_EXACT 1
+#define GR_ROW_FEASIBLE 2
+int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
+                 const int64_t *cell, int32_t *out, int64_t *bound);
+void gr_dp_free(gr_dp *dp);
+
 /* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
-/* Writes D values to out and returns 1, or returns 0 (no feasible row / state space too big). */
+/* Writes D values to out and returns 1, or returns 0 (no feasible row). The costs are the
+ * request penalties plus the cover marginals (or st->price in pricing mode). */
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
 /* The same with cell (e, pin_d) held at value pin_v (-1 = off); pin_d = -1: no pin. */
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
-void gr_dp_free(gr_dp *dp);
+/* The cost table the row DP uses for employee e (D * (S + 1) entries, st-owned scratch). */
+const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v);
 
 /* ---- greedy_start.c ---- */
 void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx);

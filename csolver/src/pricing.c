@@ -1,9 +1,9 @@
-/* Pricing for column generation: the row DP (row_dp.c) under caller-given cell costs.
+/* Pricing for column generation: the labelling DP (label_dp.c) under caller-given cell costs.
  *
  * Why here and not in Python: the master problem (an LP over whole rows, solved by HiGHS in
  * csolver/column_generation.py) needs, every round, each employee's cheapest rule-abiding row
  * under the cover duals. That is exactly the row DP with a different cost table, and the DP is
- * the part that must be fast (docs/decisions/0008). */
+ * the part that must be fast (docs/decisions/0008, 0013). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +11,8 @@
 
 #define COST_LIMIT ((int64_t)1 << 40)
 
-int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
-                  int64_t *hard_out)
+int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                          int64_t *hard_out, int64_t *bound_out)
 {
     int rc = gr_validate(p);
     if (rc != GR_OK)
@@ -28,35 +28,27 @@ int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_o
     gr_state st;
     if (gr_state_alloc(&st, p) != GR_OK)
         return GR_ERR_NOMEM;
-    int32_t *blank = malloc((size_t)D * sizeof *blank);
-    if (!blank) {
-        gr_state_free(&st);
-        return GR_ERR_NOMEM;
-    }
-    for (int32_t d = 0; d < D; d++)
-        blank[d] = -1;
-    /* every row off: the DP reads no cover in pricing mode, and each priced row is checked
-     * against this empty roster, so the check sees that employee's rules alone */
-    for (int64_t i = 0; i < (int64_t)E * D; i++)
-        st.roster[i] = -1;
-    gr_state_load(&st, st.roster);
     for (int32_t e = 0; e < E; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
-        st.price = cell_cost + (int64_t)e * D * V;
-        int ok = gr_row_dp(&st, e, row);
-        st.price = NULL;
-        if (!ok) {
+        int64_t bound;
+        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, row,
+                                  &bound);
+        if (bound_out)
+            bound_out[e] = bound;
+        if (status == GR_ROW_NONE) {
             hard_out[e] = -1;
-            memcpy(row, blank, (size_t)D * sizeof *row);
+            for (int32_t d = 0; d < D; d++)
+                row[d] = -1;
             continue;
         }
-        gr_delta in = gr_state_delta(&st, e, 0, D - 1, row, 1);
-        gr_state_apply(&st, e, 0, D - 1, row, 1, in);
-        hard_out[e] = gr_state_emp_hard(&st, e);
-        gr_delta out = gr_state_delta(&st, e, 0, D - 1, blank, 1);
-        gr_state_apply(&st, e, 0, D - 1, blank, 1, out);
+        hard_out[e] = status == GR_ROW_EXACT ? 0 : -2;
     }
-    free(blank);
     gr_state_free(&st);
     return GR_OK;
+}
+
+int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                  int64_t *hard_out)
+{
+    return gr_price_rows_bounded(p, cell_cost, rows_out, hard_out, NULL);
 }

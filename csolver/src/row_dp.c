@@ -1,88 +1,16 @@
-/* Exact row re-optimisation: the cheapest row for one employee with every other row fixed,
- * by dynamic programming over days. The state is (value on the previous day, length of the
- * current run, minutes so far, weekends worked so far); whether the run started on day 0 (and
- * so is exempt from the minimum) is not a state: an uncapped run of length r ending on day d
- * started on day 0 exactly when r = d + 1, and a capped off run is long enough anyway. Keeping
- * it as a state doubled the space, and the DP is most of the profile;
- * rotation, run bounds with their edge exemptions, day-off cells, skills, the minutes window
- * and the weekend limit are all enforced by construction. The per-type maximum is a state only
- * when it binds: the DP first runs without it, and if its row works more of a type than the
- * employee may, it runs again with the count of that one type in the state (x (max + 1)).
- * Without that second run most rows it offered on Instance 8 were infeasible: the night shifts
- * are short and the night-capable staff are at their night maximum, so the cheapest row takes
- * one night more, and the delta threw the move away (92 of 97 cover-chain steps on a 10 s
- * roster). A second binding type is still charged by the caller's exact delta.
+/* Exact row re-optimisation: the cheapest rule-abiding row for one employee with every other
+ * row fixed. The costs of each value on each day are the employee's request penalties plus the
+ * cover marginals against the other rows (or the caller's prices in pricing mode); the row
+ * itself comes from the labelling DP (label_dp.c), which keeps every per-employee hard rule at
+ * once, so a row from here is rule-abiding by construction.
  *
  * Why: a row that is one compound change away from feasible (move a pair of shifts across a
  * fixed day off, say) is a deep valley for single-cell moves and a swap neighbourhood, but one
- * step for this move. It is ~1000x the cost of a cell move, so the search calls it sparingly. */
+ * step for this move. It costs far more than a cell move, so the search calls it sparingly. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-#define DP_MAX_STATES (1 << 21) /* per day; beyond this the move is simply not offered */
-#define DP_MAX_TOTAL (1 << 25)
-
-static int32_t gcd32(int32_t a, int32_t b)
-{
-    while (b) {
-        int32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-void gr_dp_free(gr_dp *dp)
-{
-    free(dp->cost_a);
-    free(dp->cost_b);
-    free(dp->back);
-    free(dp->cell);
-    free(dp->allowed);
-    free(dp->n_allowed);
-    free(dp->pick);
-    memset(dp, 0, sizeof *dp);
-}
-
-static int reserve(gr_dp *dp, size_t per_day, size_t days, size_t cells)
-{
-    if (per_day * days > DP_MAX_TOTAL || per_day > DP_MAX_STATES)
-        return 0;
-    if (per_day > dp->per_day_cap || per_day * days > dp->back_cap || cells > dp->cell_cap) {
-        size_t pd = per_day > dp->per_day_cap ? per_day : dp->per_day_cap;
-        size_t bk = per_day * days > dp->back_cap ? per_day * days : dp->back_cap;
-        size_t cl = cells > dp->cell_cap ? cells : dp->cell_cap;
-        int64_t *a = realloc(dp->cost_a, pd * sizeof *a), *b = NULL;
-        if (a)
-            dp->cost_a = a;
-        b = realloc(dp->cost_b, pd * sizeof *b);
-        if (b)
-            dp->cost_b = b;
-        int32_t *k = realloc(dp->back, bk * sizeof *k);
-        if (k)
-            dp->back = k;
-        int64_t *c = realloc(dp->cell, cl * sizeof *c);
-        if (c)
-            dp->cell = c;
-        int32_t *al = realloc(dp->allowed, cl * sizeof *al);
-        if (al)
-            dp->allowed = al;
-        int32_t *na = realloc(dp->n_allowed, days * sizeof *na);
-        if (na)
-            dp->n_allowed = na;
-        int32_t *pk = realloc(dp->pick, cl * sizeof *pk);
-        if (pk)
-            dp->pick = pk;
-        if (!a || !b || !k || !c || !al || !na || !pk)
-            return 0;
-        dp->per_day_cap = pd;
-        dp->back_cap = bk;
-        dp->cell_cap = cl;
-    }
-    return 1;
-}
 
 static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
 {
@@ -90,100 +18,22 @@ static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
     return req > z ? p->cover_under[k] * (req - z) : p->cover_over[k] * (z - req);
 }
 
-#define INF INT64_MAX
-
-/* One contiguous block of transitions: n states of yesterday, each into the state at the same
- * offset of today's block, at the cost cc of today's value. */
-static inline void relax(const int64_t *restrict src, int64_t *restrict dst, int32_t *restrict bk,
-                         size_t n, int64_t cc, int32_t src_index)
-{
-    for (size_t q = 0; q < n; q++) {
-        const int64_t base = src[q];
-        if (base == INF || base + cc >= dst[q])
-            continue;
-        dst[q] = base + cc;
-        bk[q] = src_index + (int32_t)q;
-    }
-}
-
-/* The DP with the count of type ts (-1: none) in the state. */
-static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t ts, int32_t *out)
+const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v)
 {
     const gr_problem *p = st->p;
-    const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
+    const int32_t D = st->D, S = st->S, V = S + 1;
     const int32_t *row = st->roster + (int64_t)e * D;
-    gr_dp *dp = &st->dp;
-
-    /* minutes in units of the gcd of the eligible lengths; not tracked if no bound can bind */
-    int32_t g = 0, maxlen = 0;
-    for (int32_t s = 0; s < S; s++)
-        if (p->max_shifts[(int64_t)e * S + s] > 0) {
-            g = gcd32(g, p->length[s]);
-            if (p->length[s] > maxlen)
-                maxlen = p->length[s];
-        }
-    int64_t max_m = p->max_minutes[e], min_m = p->min_minutes[e];
-    int track_m = g > 0 && (max_m < (int64_t)D * maxlen || min_m > 0);
-    int32_t M = 0, m_lo = 0;
-    if (track_m) {
-        int64_t cap = max_m < (int64_t)D * maxlen ? max_m : (int64_t)D * maxlen;
-        if (cap / g > 4096)
-            return 0;
-        M = (int32_t)(cap / g);
-        m_lo = (int32_t)((min_m + g - 1) / g);
-        if (m_lo > M)
-            return 0;
-    }
-    /* Minutes reachable by the end of day d are at most (d + 1) * unit: the states above are
-     * never written, so the loops below skip them (on long horizons most of the minutes
-     * dimension early on). Skipping only unreachable states keeps the result identical. */
-    const int32_t unit = track_m ? maxlen / g : 0;
-#define MCAP(d) (track_m && (int64_t)((d) + 1) * unit < M ? ((d) + 1) * unit : M)
-    /* Symmetrically, a state whose minutes cannot reach the floor even with the longest shift
-     * on every remaining day is dead: it only feeds dead states. Skipping those too keeps the
-     * result identical (Instance 8: 40 % fewer minutes rows over the horizon for most staff). */
-#define MLO(d) (track_m && (int64_t)m_lo > (int64_t)(D - 1 - (d)) * unit                            \
-                    ? (int32_t)((int64_t)m_lo - (int64_t)(D - 1 - (d)) * unit)                      \
-                    : 0)
-    int32_t maxw = p->max_weekends[e];
-    int track_w = st->W > 0 && maxw < st->W;
-    int32_t Wn = track_w ? maxw + 1 : 1;
-    int32_t maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
-    int32_t minc = p->min_consec[e], mino = p->min_off[e];
-    int32_t R = maxc;
-    if (minc > R)
-        R = minc;
-    if (mino > R)
-        R = mino;
-    if (R < 1)
-        R = 1;
-    if (R > D)
-        R = D;
-    /* shifts of the tracked type so far, 0..max: the innermost digit K of q = w * K + k */
-    const int32_t K = ts >= 0 ? p->max_shifts[(int64_t)e * S + ts] + 1 : 1, Q = Wn * K;
-    /* state = (((v * R + (r-1)) * (M+1) + m) * Q + q) */
-    const size_t per_day = (size_t)V * (size_t)R * (size_t)(M + 1) * (size_t)Q;
-    /* bound the work (~20 ms), so that cancellation stays prompt on large instances */
-    if ((double)per_day * (double)V * (double)D > (double)(1 << 24))
-        return 0;
-    if (!reserve(dp, per_day, (size_t)D, (size_t)D * (size_t)V))
-        return 0;
-    dp->work += (int64_t)per_day * D;
-
-    /* the class of ts without ts: represented by its next smallest member */
-    int32_t ts_alt = -1;
-    for (int32_t u = 0; ts >= 0 && u < S && ts_alt < 0; u++)
-        if (u != ts && st->vrep[u] == st->vrep[ts])
-            ts_alt = u;
-    /* marginal cost of each value on each day with the other rows fixed */
+    int64_t *cell = gr_dp_grow(&st->dp, GR_DP_SLOT_COSTS, (size_t)D * V * sizeof *cell);
+    if (!cell)
+        return NULL;
     for (int32_t d = 0; d < D; d++) {
-        int64_t c = (int64_t)e * D + d;
+        const int64_t c = (int64_t)e * D + d;
         for (int32_t v = 0; v <= S; v++) {
-            int64_t *slot = &dp->cell[(int64_t)d * V + v];
-            int32_t val = v == S ? -1 : v;
+            int64_t *slot = &cell[(int64_t)d * V + v];
+            const int32_t val = v == S ? -1 : v;
             if ((d == pin_d && val != pin_v) ||
                 (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0))) {
-                *slot = INF;
+                *slot = GR_FORBIDDEN;
                 continue;
             }
             if (st->price) {
@@ -191,203 +41,23 @@ static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t
                 continue;
             }
             int64_t cost = gr_cell_pen(st, c, val);
-            for (int32_t s = 0; s < S; s++) {
-                int64_t k = (int64_t)d * S + s;
-                int32_t z = st->cover[k] - (row[d] == s); /* cover without this employee */
-                if (s == val)
-                    cost += cover_cost(p, k, z + 1) - cover_cost(p, k, z);
+            if (val >= 0) {
+                const int64_t k = (int64_t)d * S + val;
+                const int32_t z = st->cover[k] - (row[d] == val); /* without this employee */
+                cost += cover_cost(p, k, z + 1) - cover_cost(p, k, z);
             }
             *slot = cost;
         }
-        /* one representative per class of interchangeable types, priced by its cheapest member;
-         * a tracked type is counted, so it is a class of its own */
-        for (int32_t v = 0; v < S; v++) {
-            int32_t r = v == ts ? v : st->vrep[v] == ts ? ts_alt : st->vrep[v];
-            int64_t i = (int64_t)d * V + v, rep = (int64_t)d * V + r;
-            dp->pick[i] = v;
-            if (rep == i)
-                continue;
-            if (dp->cell[i] < dp->cell[rep]) {
-                dp->cell[rep] = dp->cell[i];
-                dp->pick[rep] = v;
-            }
-            dp->cell[i] = INF;
-        }
     }
-
-    int64_t *cur = dp->cost_a, *nxt = dp->cost_b;
-#define IDX(v, r, m, q)                                                                            \
-    ((((size_t)(v) * (size_t)R + (size_t)((r) - 1)) * (size_t)(M + 1) + (size_t)(m)) *            \
-         (size_t)Q +                                                                               \
-     (size_t)(q))
-    /* values allowed on each day (skills, fixed days off, one per class of interchangeable
-     * types): iterating these lists instead of all S+1 values cuts the work several times */
-    int32_t *allowed = dp->allowed, *n_allowed = dp->n_allowed;
-    for (int32_t d = 0; d < D; d++) {
-        n_allowed[d] = 0;
-        for (int32_t v = 0; v <= S; v++)
-            if (dp->cell[(int64_t)d * V + v] != INF)
-                allowed[(int64_t)d * V + n_allowed[d]++] = v;
-    }
-    /* the reachable, live rows (MLO(d) <= m <= MCAP(d)) of every run length of a value's slice */
-#define CLEAR(buf, v, d)                                                                           \
-    for (int32_t r_ = 1; r_ <= R; r_++) {                                                          \
-        int64_t *row_ = (buf) + IDX((v), r_, MLO(d), 0);                                          \
-        const size_t n_ = (size_t)(MCAP(d) + 1 - MLO(d)) * (size_t)Q;                             \
-        for (size_t i_ = 0; i_ < n_; i_++)                                                         \
-            row_[i_] = INF;                                                                        \
-    }
-    for (int32_t b = 0; b < n_allowed[0]; b++)
-        CLEAR(cur, allowed[b], 0)
-    for (int32_t v = 0; v <= S; v++) {
-        int64_t cc = dp->cell[v];
-        if (cc == INF)
-            continue;
-        int work = v < S;
-        int32_t m = work && track_m ? p->length[v] / g : 0;
-        int32_t w = work && track_w && p->weekend[0] >= 0 ? 1 : 0;
-        if (m > M || m < MLO(0) || w >= Wn || (work && maxc < 1))
-            continue;
-        size_t i = IDX(v, 1, m, w * K + (v == ts));
-        cur[i] = cc;
-        dp->back[i] = -1;
-    }
-    for (int32_t d = 1; d < D; d++) {
-        /* only the slices of values allowed today can be written, and only those are read
-         * tomorrow */
-        for (int32_t b = 0; b < n_allowed[d]; b++)
-            CLEAR(nxt, allowed[(int64_t)d * V + b], d)
-        const int32_t m_prev = MCAP(d - 1), m_alive = MLO(d);
-        int32_t *back = dp->back + (size_t)d * per_day;
-        const int32_t wk = p->weekend[d];
-        const int same_weekend = wk >= 0 && p->weekend[d - 1] == wk;
-        const int32_t *here = allowed + (int64_t)d * V, n_here = n_allowed[d];
-        /* Loops ordered (previous value, next value, run length, minutes, weekends): every
-         * check that depends on the pair of values only is made once per pair, and the two
-         * innermost loops walk contiguous slices of the state arrays. */
-        for (int32_t a = 0; a < n_allowed[d - 1]; a++) {
-            const int32_t v = allowed[(int64_t)(d - 1) * V + a];
-            const int work = v < S;
-            for (int32_t b = 0; b < n_here; b++) {
-                const int32_t v2 = here[b];
-                const int work2 = v2 < S;
-                if (work && work2 && p->forbidden[(int64_t)v * S + v2])
-                    continue;
-                const int64_t cc = dp->cell[(int64_t)d * V + v2];
-                const int32_t dm = work2 && track_m ? p->length[v2] / g : 0;
-                const int32_t dw = work2 && track_w && wk >= 0 && !(same_weekend && work) ? 1 : 0;
-                const int32_t dk = v2 == ts;
-                if (dm > M || dw >= Wn)
-                    continue;
-                for (int32_t r = 1; r <= R; r++) {
-                    int32_t r2;
-                    if (work2 == work) {
-                        r2 = r + 1;
-                        if (work && r2 > maxc)
-                            break;
-                        if (r2 > R)
-                            r2 = R; /* off runs: only "long enough" matters */
-                    } else {
-                        /* the run ending on day d-1 began on day 0 (edge-exempt) iff r == d */
-                        if (r != d && ((work && r < minc) || (!work && r < mino)))
-                            continue;
-                        r2 = 1;
-                    }
-                    const size_t src0 = IDX(v, r, 0, 0), dst0 = IDX(v2, r2, 0, 0);
-                    const int64_t *src = cur + src0;
-                    int64_t *dst = nxt + dst0;
-                    int32_t *bk = back + dst0;
-                    /* q = w * K + k moves by dw * K + dk. Without a tracked shift today the
-                     * slice moves as one block; with one, a count at its maximum (k = K - 1)
-                     * cannot take it, so each weekend row is one shorter. */
-                    const int32_t m_first = m_alive > dm ? m_alive - dm : 0;
-                    if (K == 1) { /* no type counted: the hot loop, kept as tight as it was */
-                        for (int32_t m = m_first; m + dm <= M && m <= m_prev; m++) {
-                            const size_t row_s = (size_t)m * (size_t)Wn;
-                            const size_t row_d = (size_t)(m + dm) * (size_t)Wn + (size_t)dw;
-                            for (int32_t w = 0; w + dw < Wn; w++) {
-                                const int64_t base = src[row_s + (size_t)w];
-                                if (base == INF || base + cc >= dst[row_d + (size_t)w])
-                                    continue;
-                                dst[row_d + (size_t)w] = base + cc;
-                                bk[row_d + (size_t)w] = (int32_t)(src0 + row_s + (size_t)w);
-                            }
-                        }
-                        continue;
-                    }
-                    const int32_t n_rows = dk ? Wn - dw : 1;
-                    const size_t block = dk ? (size_t)(K - 1) : (size_t)(Wn - dw) * (size_t)K;
-                    for (int32_t m = m_first; m + dm <= M && m <= m_prev; m++)
-                        for (int32_t w = 0; w < n_rows; w++) {
-                            const size_t row_s = (size_t)m * (size_t)Q + (size_t)w * (size_t)K;
-                            const size_t row_d = row_s + (size_t)dm * (size_t)Q +
-                                                 (size_t)dw * (size_t)K + (size_t)dk;
-                            relax(src + row_s, dst + row_d, bk + row_d, block, cc,
-                                  (int32_t)(src0 + row_s));
-                        }
-                }
-            }
-        }
-        int64_t *t = cur;
-        cur = nxt;
-        nxt = t;
-    }
-    /* the last run ends on day D-1 and is exempt; only the minutes floor is left to check */
-    size_t best = (size_t)-1;
-    int64_t best_cost = INF;
-    for (int32_t b = 0; b < n_allowed[D - 1]; b++) {
-        const int32_t v = allowed[(int64_t)(D - 1) * V + b];
-        for (int32_t r = 1; r <= R; r++)
-                for (int32_t m = track_m ? m_lo : 0; m <= MCAP(D - 1); m++)
-                    for (int32_t q = 0; q < Q; q++) {
-                        size_t i = IDX(v, r, m, q);
-                        if (cur[i] < best_cost) {
-                            best_cost = cur[i];
-                            best = i;
-                        }
-                    }
-    }
-    if (best_cost == INF)
-        return 0;
-    size_t i = best;
-    for (int32_t d = D - 1; d >= 0; d--) {
-        int32_t v = (int32_t)(i / ((size_t)R * (size_t)(M + 1) * (size_t)Q));
-        out[d] = v == S ? -1 : dp->pick[(int64_t)d * V + v];
-        if (d > 0)
-            i = (size_t)dp->back[(size_t)d * per_day + i];
-    }
-#undef CLEAR
-#undef MLO
-#undef MCAP
-#undef IDX
-    return 1;
+    return cell;
 }
 
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(st, e, -1, 0, out); }
 
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
 {
-    if (!row_dp(st, e, pin_d, pin_v, -1, out))
+    const int64_t *cell = gr_row_costs(st, e, pin_d, pin_v);
+    if (!cell)
         return 0;
-    /* the type whose maximum the row exceeds most, if any: then once more with it counted */
-    const gr_problem *p = st->p;
-    const int32_t S = st->S;
-    int32_t *cnt = st->scratch_cnt; /* kept all zero between calls */
-    for (int32_t d = 0; d < st->D; d++)
-        if (out[d] >= 0)
-            cnt[out[d]]++;
-    int32_t ts = -1, worst = 0;
-    for (int32_t s = 0; s < S; s++) {
-        int32_t excess = cnt[s] - p->max_shifts[(int64_t)e * S + s];
-        if (excess > worst) {
-            worst = excess;
-            ts = s;
-        }
-        cnt[s] = 0;
-    }
-    /* on failure (no such row, or too large a space) out keeps the first row, whose excess the
-     * caller's delta charges: a row that breaks one rule can still lead a chain */
-    if (ts >= 0)
-        row_dp(st, e, pin_d, pin_v, ts, out);
-    return 1;
+    return gr_label_row(&st->dp, st->p, st->vrep, e, cell, out, NULL) != GR_ROW_NONE;
 }

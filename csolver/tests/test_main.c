@@ -583,6 +583,129 @@ static void test_price_rows_exact(uint64_t seed)
     release(&o);
 }
 
+/* The labelling DP against brute force on random small problems with every rule drawn at
+ * random (several binding per-type maxima, minutes windows in mixed shift lengths, weekends,
+ * runs, rotation, fixed days off, pins through forbidden costs), under random costs: its row
+ * must keep every rule (the reference scorer counts none broken), cost exactly the cheapest
+ * rule-abiding row, and exist exactly when one exists. The bound of gr_price_rows_bounded must
+ * equal the cost. */
+static void test_label_random(uint64_t seed, int rounds)
+{
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    static const int32_t lengths[] = {240, 480, 600, 720};
+    int checked = 0, none = 0, capped = 0;
+    for (int round = 0; round < rounds; round++) {
+        owned o = {0};
+        const int32_t E = 1, S = 1 + gr_rng_below(&rng, 3);
+        int32_t D = 3 + gr_rng_below(&rng, 6);
+        int64_t n_rows = 1;
+        for (int32_t d = 0; d < D; d++)
+            n_rows *= S + 1;
+        while (n_rows > 20000) {
+            D--;
+            n_rows /= S + 1;
+        }
+        const int32_t start = gr_rng_below(&rng, 7); /* weekday of day 0, 0 = Monday */
+        int32_t W = 0, wk_prev = -1;
+        int32_t wk[16];
+        for (int32_t d = 0; d < D; d++) {
+            int32_t wd = (start + d) % 7;
+            if (wd >= 5) {
+                if (!(wd == 6 && d > 0 && wk_prev >= 0))
+                    W++;
+                wk[d] = W - 1;
+            } else {
+                wk[d] = -1;
+            }
+            wk_prev = wk[d];
+        }
+        arrays a = new_problem(&o, E, D, S, W, 0, 0);
+        for (int32_t s = 0; s < S; s++) {
+            a.length[s] = lengths[gr_rng_below(&rng, 4)];
+            a.ms[s] = gr_rng_below(&rng, 4) == 0 ? 0 : gr_rng_below(&rng, D + 1);
+            for (int32_t t = 0; t < S; t++)
+                a.forb[s * S + t] = gr_rng_below(&rng, 4) == 0;
+        }
+        int32_t lo = gr_rng_below(&rng, 3) ? 480 * gr_rng_below(&rng, D / 2 + 1) : 0;
+        a.minm[0] = lo;
+        a.maxm[0] = lo + 240 * gr_rng_below(&rng, 2 * D + 1);
+        a.maxc[0] = 1 + gr_rng_below(&rng, D);
+        a.minc[0] = gr_rng_below(&rng, 4);
+        a.mino[0] = gr_rng_below(&rng, 4);
+        a.maxw[0] = gr_rng_below(&rng, W + 1);
+        for (int32_t d = 0; d < D; d++) {
+            a.wk[d] = wk[d];
+            a.doff[d] = gr_rng_below(&rng, 8) == 0;
+        }
+        const gr_problem *p = &o.p;
+        CHECK(gr_validate(p) == GR_OK, "random problem %d invalid", round);
+        const int32_t V = S + 1;
+        int64_t cost[16 * 4], bound;
+        int32_t row[16], hard_row[16];
+        int64_t hard;
+        for (int32_t i = 0; i < D * V; i++)
+            cost[i] = gr_rng_below(&rng, 12) == 0 ? GR_FORBIDDEN
+                                                   : (int64_t)gr_rng_below(&rng, 61) - 30;
+        CHECK(gr_price_rows_bounded(p, cost, row, &hard, &bound) == GR_OK, "pricing failed");
+        int64_t best = INT64_MAX;
+        for (int64_t code = 0; code < n_rows; code++) {
+            int64_t x = code, c = 0;
+            for (int32_t d = 0; d < D; d++, x /= V) {
+                hard_row[d] = (int32_t)(x % V) - 1;
+                int64_t k = cost[d * V + (hard_row[d] < 0 ? S : hard_row[d])];
+                c = k == GR_FORBIDDEN || c == INT64_MAX ? INT64_MAX : c + k;
+            }
+            if (c == INT64_MAX || c >= best)
+                continue;
+            int64_t h, pen;
+            gr_score_unchecked(p, hard_row, &h, &pen);
+            if (h == 0)
+                best = c;
+        }
+        /* -2 (rule-abiding, not proven cheapest) only when the label search is capped, which
+         * a build with a tiny LABEL_CAP forces */
+        CHECK((hard == 0 || hard == -2) == (best != INT64_MAX),
+              "round %d: pricing says %lld, brute force found %s row", round, (long long)hard,
+              best != INT64_MAX ? "a" : "no");
+        if (hard == -2 && best != INT64_MAX) {
+            int64_t c = 0, h, pen;
+            for (int32_t d = 0; d < D; d++)
+                c += cost[d * V + (row[d] < 0 ? S : row[d])];
+            gr_score_unchecked(p, row, &h, &pen);
+            CHECK(h == 0, "round %d: the capped row breaks %lld rules", round, (long long)h);
+            CHECK(c >= best && bound <= best, "round %d: capped row %lld, bound %lld, best %lld",
+                  round, (long long)c, (long long)bound, (long long)best);
+            capped++;
+        }
+        if (best == INT64_MAX) {
+#ifndef LABEL_CAP /* a capped search proves nothing: its bound is then only a bound */
+            CHECK(bound == INT64_MAX, "round %d: no row exists but the bound is %lld", round,
+                  (long long)bound);
+#endif
+            none++;
+        } else if (hard == 0) {
+            int64_t c = 0, h, pen;
+            for (int32_t d = 0; d < D; d++)
+                c += cost[d * V + (row[d] < 0 ? S : row[d])];
+            gr_score_unchecked(p, row, &h, &pen);
+            CHECK(h == 0, "round %d: the priced row breaks %lld rules", round, (long long)h);
+            CHECK(c == best, "round %d: the priced row costs %lld, the best row %lld", round,
+                  (long long)c, (long long)best);
+            CHECK(bound == best, "round %d: bound %lld, best %lld", round, (long long)bound,
+                  (long long)best);
+            checked++;
+        }
+        release(&o);
+    }
+#ifndef LABEL_CAP
+    CHECK(capped == 0, "%d rows capped on problems this small", capped);
+    CHECK(checked > rounds / 3 && none > 0, "only %d rows compared, %d without a row", checked, none);
+#else
+    (void)checked;
+#endif
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -635,6 +758,7 @@ int main(int argc, char **argv)
     test_solve(&o.p, 0.2);
     test_row_dp_exact(11);
     test_price_rows_exact(12);
+    test_label_random(13, 400);
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);

@@ -1,0 +1,1548 @@
+/* The cheapest rule-abiding row of one employee under given cell costs: a resource-constrained
+ * shortest path over days, solved by labelling with Lagrangian bounds (docs/decisions/0013).
+ *
+ * Every hard rule is per employee, so this one routine makes pricing exact (column
+ * generation), builds rule-abiding starts and repairs rows in the GA. The rules split in two:
+ * - local ones (fixed days off, skills, rotation, run lengths with their edge exemptions) need
+ *   only the state (value class of the day, length of the current run): a small DP over
+ *   D x classes x R states handles them exactly;
+ * - global ones (the minutes window, the weekend limit, every per-type maximum) are resources.
+ *   A full state table over them does not fit (364 days x 702 minute units x 53 weekends x
+ *   19 counted types), so they are labels' resources instead.
+ *
+ * Steps:
+ * 1. Lagrangian relaxation of the resources: each is priced by a multiplier and the small DP
+ *    (run backwards, so that it is also the cost-to-go of every state) is solved for the
+ *    multipliers a subgradient search finds. Its value is a lower bound on the cheapest row; a
+ *    relaxed row that keeps every resource is an incumbent, and when the bound meets it the row
+ *    is proven cheapest without any label (most rows).
+ * 2. A beam search over labels (a few per state and minutes value) finds an incumbent when the
+ *    relaxed rows do not.
+ * 3. Exact labelling, day by day: a label is (cost, minutes, weekends worked, count of each
+ *    binding type, state). It dies when it cannot reach the minutes floor or must pass the
+ *    ceiling in the days left (structural tables), and when its Lagrangian bound (cost + priced
+ *    resources used + the relaxed cost-to-go of its state) cannot beat the incumbent. Among
+ *    labels with the same state and minutes, one with no more cost, weekends and counts
+ *    dominates. The incumbent is the answer when no label survives to the end.
+ * If the labels pass a cap, the incumbent (rule-abiding, from steps 1-2) is returned and
+ * flagged as not proven cheapest. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#ifdef LABEL_DEBUG
+#include <stdio.h>
+#endif
+
+#define LINF INT64_MAX
+/* Labels kept over all days before the exact search gives up (~40 bytes + 4 per counted type
+ * each), and labels one day may generate before its dominance filter. */
+#define DOMINANCE_SCAN 16
+#ifndef LABEL_CAP
+#define LABEL_CAP ((size_t)1 << 17)
+#endif
+#define DAY_CAP ((size_t)1 << 20)
+/* Relaxed-DP states (days x classes x run lengths) above which no row is attempted. */
+#define STATE_CAP ((size_t)1 << 23)
+/* States x minute units up to which the bound tracks the minutes exactly (32 MB of doubles):
+ * Instance 22 (364 days) needs 2.1 M, Instance 24 18 M (its bound prices the minutes). */
+#ifndef MINUTES_CAP
+#define MINUTES_CAP ((size_t)1 << 22)
+#endif
+/* overridable so that the tests can run the labelling with weak bounds */
+#ifndef SUBGRADIENT_ITERATIONS
+#define SUBGRADIENT_ITERATIONS 60
+#endif
+#ifndef BEAM
+#define BEAM 128 /* labels kept per day by the incumbent's beam search, one per state */
+#endif
+
+enum {
+    B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_NOK, B_LAM, B_BLAM, B_N
+};
+_Static_assert(B_N <= GR_DP_SLOT_COSTS, "gr_dp has too few buffers");
+
+typedef struct {
+    int64_t cost;
+    int32_t parent; /* index of yesterday's label, -1 on day 0 */
+    int32_t m;      /* minute units worked */
+    int32_t w;      /* weekends worked */
+    int32_t r;      /* length of the current run, capped at R */
+    int32_t v;      /* value of the day (S = off) */
+    int32_t n;      /* its node: 0 = off, 1.. = class of interchangeable types */
+    double lb;      /* Lagrangian bound of the best row through it */
+    int32_t d;      /* its day (best-first search) */
+    int32_t next;   /* next label of the same day, state and minutes (best-first search) */
+    int32_t dead;   /* dominated after it was queued */
+} label;
+
+typedef struct {
+    uint64_t key;
+    double pri;
+    int32_t idx;
+} sortkey;
+
+void *gr_dp_grow(gr_dp *dp, int slot, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes > dp->cap[slot]) {
+        size_t want = bytes + bytes / 2;
+        void *q = realloc(dp->buf[slot], want);
+        if (!q)
+            return NULL;
+        dp->buf[slot] = q;
+        dp->cap[slot] = want;
+    }
+    return dp->buf[slot];
+}
+
+void gr_dp_free(gr_dp *dp)
+{
+    for (int i = 0; i < GR_DP_BUFS; i++)
+        free(dp->buf[i]);
+    memset(dp, 0, sizeof *dp);
+}
+
+static int32_t gcd32(int32_t a, int32_t b)
+{
+    while (b) {
+        int32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int sortkey_cmp(const void *x, const void *y)
+{
+    const sortkey *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->pri != b->pri)
+        return a->pri < b->pri ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Everything one call shares between its steps. */
+typedef struct {
+    const gr_problem *p;
+    gr_dp *dp;
+    const int64_t *cell;
+    int32_t e, D, S, V, NC, R, nb, M, m_lo, maxw, track_w, maxc, minc, mino;
+    int32_t *node;  /* [V] node of each value (0 = off), -1 = never allowed */
+    int32_t *nlen;  /* [NC] minute units of the node's types */
+    int32_t *nrep;  /* [NC] a type of the node, for the rotation rules */
+    int32_t *tix;   /* [S] index among the counted types, -1 = not counted */
+    uint8_t *allow; /* [D * V] */
+    uint8_t *nok;   /* [D * NC] node allowed on the day */
+    int32_t *cand;  /* [D * V] values worth branching on (counted types, cheapest of the
+                       others per class, off) */
+    int32_t *ncand; /* [D] */
+    int32_t *maxu, *minu; /* [D * NC * R] most / fewest units the days after can add; -1 dead */
+    int32_t *maxw_u;      /* [D * 2 * R * K1] most units the days after can add with k more
+                             weekends (rotation ignored: an upper bound); -1 dead */
+    int32_t K1;
+    int all_counted;      /* every eligible type is counted: the maxima cap the minutes */
+    double *H, *Hbest;    /* [D * NC * R] relaxed cost of the days after (Lagrangian prices) */
+    double *nc;           /* [D * NC] relaxed cost of the node on the day */
+    int32_t *pick;        /* [D * NC] the type the relaxed cost picked */
+    double *lam, *blam;   /* [nb + 3]: counted types, then minutes over, minutes under, weekends */
+    double bconst;        /* the constant of the best multipliers */
+    double *Hm;           /* [D * NC * R * (M + 1) * W1] or NULL: cost-to-go with the minutes
+                             (and, when W1 > 1, the weekends worked) exact */
+    int32_t W1;
+    double mconst;        /* its constant (the prices of the counts and weekends) */
+    int64_t ub;           /* the incumbent's cost, LINF = none */
+    int32_t *row;         /* [D] the incumbent */
+    double eps;
+    int capped;
+} ctx_t;
+
+static inline size_t sidx(const ctx_t *c, int32_t d, int32_t n, int32_t r)
+{
+    return ((size_t)d * (size_t)c->NC + (size_t)n) * (size_t)c->R + (size_t)(r - 1);
+}
+
+/* Run length after moving from a day with status `work` and run r to day `dn` with status
+ * work2; 0 = not allowed. A run ending on day dn-1 began on day 0 (and is exempt from the
+ * minimum) exactly when r == dn: work runs never exceed max_consec <= R, and a capped off run
+ * (r == R >= min_off) is long enough anyway. */
+static inline int32_t step_run(const ctx_t *c, int work, int work2, int32_t r, int32_t dn)
+{
+    if (work == work2) {
+        int32_t r2 = r + 1;
+        if (work && r2 > c->maxc)
+            return 0;
+        return r2 > c->R ? c->R : r2;
+    }
+    if (r != dn && ((work && r < c->minc) || (!work && r < c->mino)))
+        return 0;
+    if (work2 && c->maxc < 1)
+        return 0;
+    return 1;
+}
+
+static inline int node_forbidden(const ctx_t *c, int32_t n, int32_t n2)
+{
+    return n > 0 && n2 > 0 && c->p->forbidden[(int64_t)c->nrep[n] * c->S + c->nrep[n2]];
+}
+
+/* Does working day d (after a day with status `work`) start a new worked weekend? */
+static inline int new_weekend(const ctx_t *c, int32_t d, int work)
+{
+    const int32_t wk = c->p->weekend[d];
+    return wk >= 0 && !(work && d > 0 && c->p->weekend[d - 1] == wk);
+}
+
+/* Most and fewest minute units the days after each state can add (any costs, no resource
+ * but the local rules); -1: no rule-abiding completion at all. */
+static void structural(ctx_t *c)
+{
+    const int32_t D = c->D, NC = c->NC, R = c->R;
+    for (int32_t n = 0; n < NC; n++)
+        for (int32_t r = 1; r <= R; r++) {
+            c->maxu[sidx(c, D - 1, n, r)] = 0;
+            c->minu[sidx(c, D - 1, n, r)] = 0;
+        }
+    for (int32_t d = D - 2; d >= 0; d--)
+        for (int32_t n = 0; n < NC; n++)
+            for (int32_t r = 1; r <= R; r++) {
+                int32_t hi = -1, lo = INT32_MAX;
+                for (int32_t n2 = 0; n2 < NC; n2++) {
+                    if (!c->nok[(size_t)(d + 1) * NC + n2] || node_forbidden(c, n, n2))
+                        continue;
+                    int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
+                    if (!r2)
+                        continue;
+                    size_t j = sidx(c, d + 1, n2, r2);
+                    if (c->maxu[j] < 0)
+                        continue;
+                    int32_t u = n2 > 0 ? c->nlen[n2] : 0;
+                    if (c->maxu[j] + u > hi)
+                        hi = c->maxu[j] + u;
+                    if (c->minu[j] + u < lo)
+                        lo = c->minu[j] + u;
+                }
+                c->maxu[sidx(c, d, n, r)] = hi;
+                c->minu[sidx(c, d, n, r)] = hi < 0 ? 0 : lo;
+            }
+    c->dp->work += (int64_t)D * NC * R * NC;
+}
+
+/* Most minute units the days after can add with at most k more worked weekends, from a state
+ * (worked or not, run length). Without it, a cheap prefix that spends every weekend early
+ * cannot reach the minutes floor later (Instance 22: 26 weekends gone by day 265, 65 shifts
+ * still to work), and the beam below dies. Rotation is ignored (an upper bound suffices). */
+static void structural_weekends(ctx_t *c)
+{
+    const int32_t D = c->D, R = c->R, K1 = c->K1, V = c->V, S = c->S;
+#define MW(d, wk, r, k) c->maxw_u[(((size_t)(d) * 2 + (size_t)(wk)) * (size_t)R + (size_t)((r) - 1)) * (size_t)K1 + (size_t)(k)]
+    for (int32_t wk = 0; wk < 2; wk++)
+        for (int32_t r = 1; r <= R; r++)
+            for (int32_t k = 0; k < K1; k++)
+                MW(D - 1, wk, r, k) = 0;
+    for (int32_t d = D - 2; d >= 0; d--) {
+        int32_t best_len = -1;
+        for (int32_t v = 0; v < S; v++)
+            if (c->allow[(size_t)(d + 1) * V + v] && c->nlen[c->node[v]] > best_len)
+                best_len = c->nlen[c->node[v]];
+        const int off_ok = c->allow[(size_t)(d + 1) * V + S];
+        for (int32_t wk = 0; wk < 2; wk++) {
+            const int nw = c->track_w && new_weekend(c, d + 1, wk);
+            for (int32_t r = 1; r <= R; r++)
+                for (int32_t k = 0; k < K1; k++) {
+                    int32_t hi = -1;
+                    if (off_ok) {
+                        int32_t r2 = step_run(c, wk, 0, r, d + 1);
+                        if (r2 && MW(d + 1, 0, r2, k) >= 0)
+                            hi = MW(d + 1, 0, r2, k);
+                    }
+                    if (best_len >= 0 && (!nw || k > 0)) {
+                        int32_t r2 = step_run(c, wk, 1, r, d + 1);
+                        int32_t k2 = nw ? k - 1 : k;
+                        if (r2 && MW(d + 1, 1, r2, k2) >= 0 && MW(d + 1, 1, r2, k2) + best_len > hi)
+                            hi = MW(d + 1, 1, r2, k2) + best_len;
+                    }
+                    MW(d, wk, r, k) = hi;
+                }
+        }
+    }
+#undef MW
+}
+
+/* Can a label still reach the minutes floor (weekends left, counted types' capacity)? */
+static inline int can_reach(const ctx_t *c, int32_t d, int work, int32_t r, int32_t m, int32_t w,
+                            const int32_t *c0, int32_t t)
+{
+    const int32_t k = c->track_w ? c->maxw - w : 0;
+    const int32_t left = c->maxw_u[(((size_t)d * 2 + (size_t)work) * (size_t)c->R +
+                                    (size_t)(r - 1)) * (size_t)c->K1 + (size_t)(k < c->K1 ? k : c->K1 - 1)];
+    if (left < 0 || m + left < c->m_lo)
+        return 0;
+    if (c->all_counted) {
+        int64_t room = 0;
+        for (int32_t s = 0; s < c->S; s++) {
+            int32_t i = c->tix[s];
+            if (i >= 0)
+                room += (int64_t)(c->p->max_shifts[(int64_t)c->e * c->S + s] - (c0 ? c0[i] : 0) -
+                                  (i == t)) * c->nlen[c->node[s]];
+        }
+        if (m + room < c->m_lo)
+            return 0;
+    }
+    return 1;
+}
+
+/* The relaxed DP under multipliers lam: fills c->H and returns the Lagrangian bound, writes
+ * the relaxed row to row (values, S = off). Returns -INFINITY when no row keeps the local
+ * rules. */
+static double relaxed(ctx_t *c, const double *lam, int32_t *row, double *cst)
+{
+    const int32_t D = c->D, NC = c->NC, R = c->R, S = c->S, V = c->V, nb = c->nb;
+    const double per_unit = lam[nb] - lam[nb + 1], per_wk = lam[nb + 2];
+    for (int32_t d = 0; d < D; d++) {
+        double *ncd = c->nc + (size_t)d * NC;
+        int32_t *pk = c->pick + (size_t)d * NC;
+        for (int32_t n = 0; n < NC; n++) {
+            ncd[n] = INFINITY;
+            pk[n] = -1;
+        }
+        for (int32_t v = 0; v < V; v++) {
+            if (!c->allow[(size_t)d * V + v])
+                continue;
+            int32_t n = c->node[v];
+            double x = (double)c->cell[(size_t)d * V + v];
+            if (v < S) {
+                x += per_unit * c->nlen[n];
+                if (c->tix[v] >= 0)
+                    x += lam[c->tix[v]];
+            }
+            if (x < ncd[n]) {
+                ncd[n] = x;
+                pk[n] = v;
+            }
+        }
+    }
+    double *H = c->H;
+    for (int32_t n = 0; n < NC; n++)
+        for (int32_t r = 1; r <= R; r++)
+            H[sidx(c, D - 1, n, r)] = 0.0;
+    for (int32_t d = D - 2; d >= 0; d--) {
+        const double *nx = c->nc + (size_t)(d + 1) * NC;
+        for (int32_t n = 0; n < NC; n++) {
+            const double wk = new_weekend(c, d + 1, n > 0) ? per_wk : 0.0;
+            for (int32_t r = 1; r <= R; r++) {
+                double best = INFINITY;
+                for (int32_t n2 = 0; n2 < NC; n2++) {
+                    if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
+                        continue;
+                    int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
+                    if (!r2)
+                        continue;
+                    double x = nx[n2] + H[sidx(c, d + 1, n2, r2)] + (n2 > 0 ? wk : 0.0);
+                    if (x < best)
+                        best = x;
+                }
+                H[sidx(c, d, n, r)] = best;
+            }
+        }
+    }
+    c->dp->work += (int64_t)D * NC * R * NC;
+    double k = -per_wk * c->maxw - lam[nb] * c->M + lam[nb + 1] * c->m_lo;
+    for (int32_t s = 0; s < S; s++)
+        if (c->tix[s] >= 0)
+            k -= lam[c->tix[s]] * c->p->max_shifts[(int64_t)c->e * S + s];
+    *cst = k;
+    /* the relaxed row: the best start, then the best successor day by day */
+    double best = INFINITY;
+    int32_t bn = -1;
+    for (int32_t n = 0; n < NC; n++) {
+        if (c->nc[n] == INFINITY || (n > 0 && c->maxc < 1))
+            continue;
+        double x = c->nc[n] + H[sidx(c, 0, n, 1)] + (n > 0 && new_weekend(c, 0, 0) ? per_wk : 0.0);
+        if (x < best) {
+            best = x;
+            bn = n;
+        }
+    }
+    if (bn < 0 || best == INFINITY)
+        return -INFINITY;
+    int32_t n = bn, r = 1;
+    row[0] = c->pick[n];
+    for (int32_t d = 1; d < D; d++) {
+        const double *nx = c->nc + (size_t)d * NC;
+        const double wk = new_weekend(c, d, n > 0) ? per_wk : 0.0;
+        double bx = INFINITY;
+        int32_t b2 = -1, br = 0;
+        for (int32_t n2 = 0; n2 < NC; n2++) {
+            if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
+                continue;
+            int32_t r2 = step_run(c, n > 0, n2 > 0, r, d);
+            if (!r2)
+                continue;
+            double x = nx[n2] + H[sidx(c, d, n2, r2)] + (n2 > 0 ? wk : 0.0);
+            if (x < bx) {
+                bx = x;
+                b2 = n2;
+                br = r2;
+            }
+        }
+        if (b2 < 0)
+            return -INFINITY; /* cannot happen: H was finite */
+        n = b2;
+        r = br;
+        row[d] = c->pick[(size_t)d * NC + n];
+    }
+    return best + k;
+}
+
+/* A row's resources and cost; 1 when it keeps every resource limit. */
+static int resources(const ctx_t *c, const int32_t *row, int64_t *cost, int32_t *cnt,
+                     int32_t *m, int32_t *w)
+{
+    const int32_t D = c->D, S = c->S;
+    int64_t k = 0;
+    int32_t mm = 0, ww = 0;
+    for (int32_t i = 0; i < c->nb; i++)
+        cnt[i] = 0;
+    for (int32_t d = 0; d < D; d++) {
+        int32_t v = row[d];
+        k += c->cell[(size_t)d * c->V + v];
+        if (v < S) {
+            mm += c->nlen[c->node[v]];
+            if (c->tix[v] >= 0)
+                cnt[c->tix[v]]++;
+            if (new_weekend(c, d, d > 0 && row[d - 1] < S))
+                ww++;
+        }
+    }
+    *cost = k;
+    *m = mm;
+    *w = ww;
+    int ok = mm >= c->m_lo && mm <= c->M && (!c->track_w || ww <= c->maxw);
+    for (int32_t s = 0; s < S && ok; s++)
+        if (c->tix[s] >= 0 && cnt[c->tix[s]] > c->p->max_shifts[(int64_t)c->e * S + s])
+            ok = 0;
+    return ok;
+}
+
+static void offer(ctx_t *c, const int32_t *row, int64_t cost)
+{
+    if (cost < c->ub) {
+        c->ub = cost;
+        memcpy(c->row, row, (size_t)c->D * sizeof *row);
+    }
+}
+
+/* Subgradient search for the multipliers; returns the best bound (-INFINITY: no row keeps
+ * the local rules). Leaves the best multipliers in blam, their cost-to-go in Hbest. */
+static double lagrange(ctx_t *c, int32_t *tmp_row, int32_t *cnt, int iterations, double best)
+{
+    const int32_t nb = c->nb, K = nb + 3;
+    double *lam = c->lam, *blam = c->blam, theta = 1.0;
+    if (best == -INFINITY)
+        for (int32_t i = 0; i < K; i++)
+            lam[i] = blam[i] = 0.0;
+    else
+        memcpy(lam, blam, (size_t)K * sizeof *lam);
+    const size_t hn = (size_t)c->D * c->NC * c->R;
+    int stall = 0;
+    for (int it = 0; it < iterations; it++) {
+        double k;
+        double L = relaxed(c, lam, tmp_row, &k);
+        if (L == -INFINITY)
+            return -INFINITY;
+        if (L > best) {
+            best = L;
+            memcpy(blam, lam, (size_t)K * sizeof *lam);
+            memcpy(c->Hbest, c->H, hn * sizeof *c->H);
+            c->bconst = k;
+            stall = 0;
+        } else if (++stall >= 3) {
+            theta *= 0.5;
+            stall = 0;
+        }
+        int64_t cost;
+        int32_t m, w;
+        if (resources(c, tmp_row, &cost, cnt, &m, &w))
+            offer(c, tmp_row, cost);
+        if (c->ub != LINF && best > (double)c->ub - 1.0 + c->eps)
+            break; /* proven: no row is cheaper than the incumbent */
+        /* the subgradient, projected on the multipliers' sign */
+        double norm = 0.0;
+        double g[3];
+        g[0] = (double)(m - c->M);
+        g[1] = (double)(c->m_lo - m);
+        g[2] = c->track_w ? (double)(w - c->maxw) : 0.0;
+        for (int32_t s = 0; s < c->S; s++) {
+            int32_t i = c->tix[s];
+            if (i < 0)
+                continue;
+            double gi = (double)(cnt[i] - c->p->max_shifts[(int64_t)c->e * c->S + s]);
+            if (lam[i] <= 0.0 && gi < 0.0)
+                gi = 0.0;
+            norm += gi * gi;
+        }
+        for (int j = 0; j < 3; j++) {
+            if (lam[nb + j] <= 0.0 && g[j] < 0.0)
+                g[j] = 0.0;
+            norm += g[j] * g[j];
+        }
+        if (norm == 0.0)
+            break; /* the relaxed row keeps every resource with complementary slackness */
+        double gap = c->ub != LINF ? (double)c->ub - L : 1.0 + 0.05 * fabs(L);
+        if (gap < 1.0)
+            gap = 1.0;
+        double t = theta * gap / norm;
+        for (int32_t s = 0; s < c->S; s++) {
+            int32_t i = c->tix[s];
+            if (i < 0)
+                continue;
+            double gi = (double)(cnt[i] - c->p->max_shifts[(int64_t)c->e * c->S + s]);
+            lam[i] = lam[i] + t * gi > 0.0 ? lam[i] + t * gi : 0.0;
+        }
+        for (int j = 0; j < 3; j++)
+            lam[nb + j] = lam[nb + j] + t * g[j] > 0.0 ? lam[nb + j] + t * g[j] : 0.0;
+        if (theta < 1e-3)
+            break;
+    }
+    return best;
+}
+
+/* Depth-first search for any rule-abiding row (the cheapest value first on each day), with the
+ * same dead-label tests as the labelling: the fallback when the searches above found no
+ * incumbent within their caps. The tests make backtracking rare; `budget` bounds it. */
+typedef struct {
+    int32_t b, v, n, r, m, w;
+} dfs_frame;
+
+static void feasible_dive(ctx_t *c, int64_t budget)
+{
+    gr_dp *dp = c->dp;
+    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb;
+    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    dfs_frame *f = gr_dp_grow(dp, B_DFS, (size_t)D * sizeof *f);
+    int32_t *cn = gr_dp_grow(dp, B_DFSC, ((size_t)D + 1) * (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
+    int32_t *row = gr_dp_grow(dp, B_KEPT, (size_t)D * sizeof *row);
+    if (!f || !cn || !row)
+        return;
+    /* cn + d * nb: the counts after day d-1 (row 0: none yet) */
+    memset(cn, 0, (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
+    int32_t d = 0;
+    f[0].b = 0;
+    while (d >= 0 && budget-- > 0) {
+        if (d == D) {
+            int64_t cost = 0;
+            for (int32_t q = 0; q < D; q++) {
+                row[q] = f[q].v;
+                cost += c->cell[(size_t)q * V + f[q].v];
+            }
+            offer(c, row, cost);
+            return;
+        }
+        const int32_t pn = d > 0 ? f[d - 1].n : 0, pr = d > 0 ? f[d - 1].r : 0;
+        const int32_t pm = d > 0 ? f[d - 1].m : 0, pw = d > 0 ? f[d - 1].w : 0;
+        const int work = d > 0 && f[d - 1].v < S;
+        const int32_t *c0 = cn + (size_t)d * (size_t)nb;
+        /* the next untried value of day d, cheapest first */
+        int32_t pickb = -1;
+        for (;;) {
+            int32_t b = f[d].b;
+            if (b >= c->ncand[d])
+                break;
+            /* candidates are tried in cost order: find the b-th cheapest */
+            int32_t best = -1;
+            for (int32_t q = 0, rank = 0; q < c->ncand[d]; q++) {
+                int32_t v = c->cand[(size_t)d * V + q];
+                rank = 0;
+                for (int32_t z = 0; z < c->ncand[d]; z++) {
+                    int32_t u = c->cand[(size_t)d * V + z];
+                    int64_t cu = c->cell[(size_t)d * V + u], cv = c->cell[(size_t)d * V + v];
+                    rank += cu < cv || (cu == cv && z < q);
+                }
+                if (rank == b) {
+                    best = v;
+                    break;
+                }
+            }
+            f[d].b = b + 1;
+            const int32_t v2 = best, n2 = c->node[v2], work2 = v2 < S;
+            int32_t r2 = 1;
+            if (d > 0) {
+                if (node_forbidden(c, pn, n2))
+                    continue;
+                r2 = step_run(c, work, work2, pr, d);
+                if (!r2)
+                    continue;
+            } else if (work2 && c->maxc < 1) {
+                continue;
+            }
+            const size_t j = sidx(c, d, n2, r2);
+            if (c->maxu[j] < 0)
+                continue;
+            const int32_t m2 = pm + (work2 ? c->nlen[n2] : 0);
+            if (m2 > c->M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > c->M)
+                continue;
+            const int32_t w2 = pw + (work2 && c->track_w && new_weekend(c, d, work));
+            if (c->track_w && w2 > c->maxw)
+                continue;
+            const int32_t t = work2 ? c->tix[v2] : -1;
+            if (t >= 0 && c0[t] + 1 > ms[v2])
+                continue;
+            if (!can_reach(c, d, work2, r2, m2, w2, c0, t))
+                continue;
+            f[d].v = v2;
+            f[d].n = n2;
+            f[d].r = r2;
+            f[d].m = m2;
+            f[d].w = w2;
+            int32_t *c1 = cn + (size_t)(d + 1) * (size_t)nb;
+            for (int32_t k = 0; k < nb; k++)
+                c1[k] = c0[k] + (k == t);
+            pickb = b;
+            break;
+        }
+        dp->work++;
+        if (pickb < 0) {
+            d--; /* day d exhausted: back to yesterday's next value */
+            continue;
+        }
+        d++;
+        if (d < D)
+            f[d].b = 0;
+    }
+}
+
+/* The cost-to-go with the minutes in the state: for every (day, state, minutes so far), the
+ * cheapest completion that ends inside the minutes window, with the counted types and the
+ * weekends priced by the best multipliers. Much tighter than pricing the minutes too: the
+ * window is what makes most rows hard (with most cells equally cheap, the priced relaxation
+ * mixes rows far under and far over the window). Returns the bound at the root. */
+static double minutes_bound(ctx_t *c)
+{
+    const int32_t D = c->D, NC = c->NC, R = c->R, S = c->S, V = c->V, nb = c->nb, M1 = c->M + 1;
+    const int32_t W1 = c->W1;
+    const double *lam = c->blam, per_wk = W1 > 1 ? 0.0 : lam[nb + 2];
+    double *Hm = c->Hm;
+    /* the relaxed node costs without the minutes price */
+    for (int32_t d = 0; d < D; d++) {
+        double *ncd = c->nc + (size_t)d * NC;
+        for (int32_t n = 0; n < NC; n++)
+            ncd[n] = INFINITY;
+        for (int32_t v = 0; v < V; v++) {
+            if (!c->allow[(size_t)d * V + v])
+                continue;
+            int32_t n = c->node[v];
+            double x = (double)c->cell[(size_t)d * V + v];
+            if (v < S && c->tix[v] >= 0)
+                x += lam[c->tix[v]];
+            if (x < ncd[n]) {
+                ncd[n] = x;
+                c->pick[(size_t)d * NC + n] = v;
+            }
+        }
+    }
+    /* HM(d, n, r, m) points at the W1 entries of weekends worked 0..W1-1 */
+#define HM(d, n, r, m) Hm[(sidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1]
+    for (int32_t n = 0; n < NC; n++)
+        for (int32_t r = 1; r <= R; r++)
+            for (int32_t m = 0; m < M1; m++)
+                for (int32_t w = 0; w < W1; w++)
+                    (&HM(D - 1, n, r, m))[w] = m >= c->m_lo ? 0.0 : INFINITY;
+    for (int32_t d = D - 2; d >= 0; d--) {
+        const double *nx = c->nc + (size_t)(d + 1) * NC;
+        for (int32_t n = 0; n < NC; n++) {
+            const int nw = new_weekend(c, d + 1, n > 0);
+            const double wk = nw ? per_wk : 0.0;
+            for (int32_t r = 1; r <= R; r++) {
+                double *dst = &HM(d, n, r, 0);
+                for (size_t q = 0; q < (size_t)M1 * (size_t)W1; q++)
+                    dst[q] = INFINITY;
+                for (int32_t n2 = 0; n2 < NC; n2++) {
+                    if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
+                        continue;
+                    int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
+                    if (!r2)
+                        continue;
+                    const int32_t du = n2 > 0 ? c->nlen[n2] : 0;
+                    const int32_t dw = W1 > 1 && n2 > 0 && nw;
+                    const double add = nx[n2] + (n2 > 0 ? wk : 0.0);
+                    /* (m, w) reads (m + du, w + dw): one contiguous run per minutes value */
+                    const double *src = &HM(d + 1, n2, r2, 0);
+                    const size_t off = (size_t)du * (size_t)W1 + (size_t)dw;
+                    for (int32_t m = 0; m + du < M1; m++) {
+                        const size_t base = (size_t)m * (size_t)W1;
+                        for (int32_t w = 0; w + dw < W1; w++) {
+                            double x = src[base + off + (size_t)w] + add;
+                            if (x < dst[base + (size_t)w])
+                                dst[base + (size_t)w] = x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    c->dp->work += (int64_t)D * NC * R * NC * M1 * W1 / 8;
+    double k = -per_wk * c->maxw;
+    for (int32_t s = 0; s < S; s++)
+        if (c->tix[s] >= 0)
+            k -= lam[c->tix[s]] * c->p->max_shifts[(int64_t)c->e * S + s];
+    c->mconst = k;
+    double best = INFINITY;
+    for (int32_t n = 0; n < NC; n++) {
+        double x = c->nc[n];
+        if (x == INFINITY || (n > 0 && c->maxc < 1))
+            continue;
+        const int32_t u = n > 0 ? c->nlen[n] : 0;
+        const int32_t w0 = n > 0 && c->track_w && new_weekend(c, 0, 0);
+        if (u >= M1 || (W1 > 1 && w0 >= W1))
+            continue;
+        x += (&HM(0, n, 1, u))[W1 > 1 ? w0 : 0] + (n > 0 && new_weekend(c, 0, 0) ? per_wk : 0.0);
+        if (x < best)
+            best = x;
+    }
+#undef HM
+    return best + k;
+}
+
+/* The row the minutes table prices cheapest (the argmin walk forward through it); 0 if none. */
+static int minutes_walk(const ctx_t *c, int32_t *row)
+{
+    const int32_t D = c->D, NC = c->NC, M1 = c->M + 1, W1 = c->W1, nb = c->nb;
+    const double per_wk = W1 > 1 ? 0.0 : c->blam[nb + 2];
+    const double *Hm = c->Hm;
+#define HMW(d, n, r, m, w)                                                                         \
+    Hm[(sidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1 + (size_t)(w)]
+    int32_t n = -1, r = 1, m = 0, w = 0;
+    double best = INFINITY;
+    for (int32_t k = 0; k < NC; k++) {
+        double x = c->nc[k];
+        if (x == INFINITY || (k > 0 && c->maxc < 1))
+            continue;
+        const int32_t u = k > 0 ? c->nlen[k] : 0;
+        const int32_t w0 = k > 0 && c->track_w && new_weekend(c, 0, 0);
+        if (u >= M1 || (W1 > 1 && w0 >= W1))
+            continue;
+        x += HMW(0, k, 1, u, W1 > 1 ? w0 : 0) + (k > 0 && new_weekend(c, 0, 0) ? per_wk : 0.0);
+        if (x < best) {
+            best = x;
+            n = k;
+            m = u;
+            w = w0;
+        }
+    }
+    if (n < 0 || best == INFINITY)
+        return 0;
+    row[0] = c->pick[n];
+    for (int32_t d = 1; d < D; d++) {
+        const double *nx = c->nc + (size_t)d * NC;
+        const int nw = new_weekend(c, d, n > 0);
+        double bx = INFINITY;
+        int32_t b2 = -1, br = 0, bm = 0, bw = 0;
+        for (int32_t n2 = 0; n2 < NC; n2++) {
+            if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
+                continue;
+            int32_t r2 = step_run(c, n > 0, n2 > 0, r, d);
+            if (!r2)
+                continue;
+            const int32_t m2 = m + (n2 > 0 ? c->nlen[n2] : 0);
+            const int32_t w2 = w + (n2 > 0 && nw && c->track_w);
+            if (m2 >= M1 || (W1 > 1 && w2 >= W1))
+                continue;
+            double x = nx[n2] + HMW(d, n2, r2, m2, W1 > 1 ? w2 : 0) + (n2 > 0 && nw ? per_wk : 0.0);
+            if (x < bx) {
+                bx = x;
+                b2 = n2;
+                br = r2;
+                bm = m2;
+                bw = w2;
+            }
+        }
+        if (b2 < 0 || bx == INFINITY)
+            return 0;
+        n = b2;
+        r = br;
+        m = bm;
+        w = bw;
+        row[d] = c->pick[(size_t)d * NC + n];
+    }
+#undef HMW
+    return 1;
+}
+
+/* The bound of a label: its cost, its priced resources and the cost-to-go of its state. */
+static inline double label_bound(const ctx_t *c, int64_t cost, int32_t m2, int32_t w2, size_t j,
+                                 const int32_t *c0, int32_t t)
+{
+    const int32_t nb = c->nb;
+    const double *lam = c->blam;
+    double lb;
+    if (c->Hm && c->W1 > 1)
+        lb = (double)cost + c->Hm[(j * (size_t)(c->M + 1) + (size_t)m2) * (size_t)c->W1 +
+                                  (size_t)w2] +
+             c->mconst;
+    else if (c->Hm)
+        lb = (double)cost + lam[nb + 2] * w2 + c->Hm[j * (size_t)(c->M + 1) + (size_t)m2] +
+             c->mconst;
+    else
+        lb = (double)cost + (lam[nb] - lam[nb + 1]) * m2 + lam[nb + 2] * w2 + c->Hbest[j] +
+             c->bconst;
+    for (int32_t k = 0; k < nb; k++)
+        lb += lam[k] * (double)((c0 ? c0[k] : 0) + (k == t));
+    return lb;
+}
+
+/* Forward labelling. beam > 0: keep at most that many labels per (state, minutes), best
+ * bound first (a heuristic for an incumbent); beam = 0: exact, with dominance. Offers its
+ * best complete row; returns 0 when it stopped at the cap (or ran out of memory). */
+static int labelling(ctx_t *c, int32_t beam)
+{
+    gr_dp *dp = c->dp;
+    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb, R = c->R, M = c->M;
+    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    const double cut = c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps;
+    const size_t cb = (size_t)(nb > 0 ? nb : 1) * sizeof(int32_t);
+    size_t cap = 4096, n_lab = 0;
+    label *lab = gr_dp_grow(dp, B_LAB, cap * sizeof *lab);
+    int32_t *cnt = gr_dp_grow(dp, B_CNT, cap * cb);
+    if (!lab || !cnt)
+        return 0;
+    size_t start = 0, end = 0; /* yesterday's labels */
+    for (int32_t d = 0; d < D; d++) {
+        const size_t first = n_lab;
+        const int32_t *cd = c->cand + (size_t)d * V;
+        const size_t from = d == 0 ? 0 : start, to = d == 0 ? 1 : end;
+        for (size_t i = from; i < to; i++) {
+            label L0;
+            if (d == 0) {
+                memset(&L0, 0, sizeof L0);
+                L0.parent = -1;
+            } else {
+                L0 = lab[i];
+            }
+            const int work = d > 0 && L0.v < S;
+            for (int32_t b = 0; b < c->ncand[d]; b++) {
+                const int32_t v2 = cd[b], n2 = c->node[v2], work2 = v2 < S;
+                int32_t r2 = 1;
+                if (d > 0) {
+                    if (node_forbidden(c, L0.n, n2))
+                        continue;
+                    r2 = step_run(c, work, work2, L0.r, d);
+                    if (!r2)
+                        continue;
+                } else if (work2 && c->maxc < 1) {
+                    continue;
+                }
+                const size_t j = sidx(c, d, n2, r2);
+                if (c->maxu[j] < 0)
+                    continue;
+                const int32_t m2 = L0.m + (work2 ? c->nlen[n2] : 0);
+                if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
+                    continue;
+                const int32_t w2 = L0.w + (work2 && c->track_w && new_weekend(c, d, work));
+                if (c->track_w && w2 > c->maxw)
+                    continue;
+                const int32_t t = work2 ? c->tix[v2] : -1;
+                if (t >= 0 && (d == 0 ? 1 : cnt[i * (size_t)nb + (size_t)t] + 1) > ms[v2])
+                    continue;
+                if (!can_reach(c, d, work2, r2, m2, w2, d == 0 ? NULL : cnt + i * (size_t)nb, t))
+                    continue;
+                const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
+                const double lb =
+                    label_bound(c, cost, m2, w2, j, d == 0 ? NULL : cnt + i * (size_t)nb, t);
+                if (lb > cut)
+                    continue;
+                if (n_lab - first >= DAY_CAP || n_lab >= LABEL_CAP) {
+                    c->capped = 1;
+                    return 0;
+                }
+                if (n_lab == cap) {
+                    cap *= 2;
+                    label *nl = gr_dp_grow(dp, B_LAB, cap * sizeof *lab);
+                    int32_t *ncn = gr_dp_grow(dp, B_CNT, cap * cb);
+                    if (!nl || !ncn)
+                        return 0;
+                    lab = nl;
+                    cnt = ncn;
+                }
+                label *L = &lab[n_lab];
+                L->cost = cost;
+                L->parent = d == 0 ? -1 : (int32_t)i;
+                L->m = m2;
+                L->w = w2;
+                L->r = r2;
+                L->v = v2;
+                L->n = n2;
+                L->lb = lb;
+                int32_t *cn = cnt + n_lab * (size_t)nb;
+                for (int32_t k = 0; k < nb; k++)
+                    cn[k] = (d == 0 ? 0 : cnt[i * (size_t)nb + (size_t)k]) + (k == t);
+                n_lab++;
+            }
+        }
+        dp->work += (int64_t)(n_lab - first);
+        if (n_lab == first) {
+#ifdef LABEL_DEBUG
+            fprintf(stderr, "   labelling(beam %d) died on day %d\n", beam, d);
+            for (size_t i = start; i < end && i < start + 5; i++) {
+                fprintf(stderr, "     label m %d w %d r %d v %d cnt", lab[i].m, lab[i].w, lab[i].r, lab[i].v);
+                for (int32_t k = 0; k < nb; k++) fprintf(stderr, " %d", cnt[i * (size_t)nb + (size_t)k]);
+                fprintf(stderr, "\n");
+            }
+#endif
+            return 1; /* every label died: nothing beats the incumbent */
+        }
+        /* dominance (exact) or the beam, among labels with the same state and minutes */
+        const size_t nn = n_lab - first;
+        sortkey *sk = gr_dp_grow(dp, B_SORT, nn * sizeof *sk);
+        label *tl = gr_dp_grow(dp, B_TMPLAB, nn * sizeof *tl);
+        int32_t *tc = gr_dp_grow(dp, B_TMPCNT, nn * cb);
+        int32_t *kept = gr_dp_grow(dp, B_KEPT, nn * sizeof *kept);
+        if (!sk || !tl || !tc || !kept)
+            return 0;
+        for (size_t i = 0; i < nn; i++) {
+            const label *L = &lab[first + i];
+            const int32_t *cn = cnt + (first + i) * (size_t)nb;
+            sk[i].key = ((uint64_t)(L->n * R + L->r - 1)) * (uint64_t)(M + 1) + (uint64_t)L->m;
+            (void)cn;
+            sk[i].pri = beam > 0 ? L->lb : (double)L->cost;
+            sk[i].idx = (int32_t)(first + i);
+        }
+        qsort(sk, nn, sizeof *sk, sortkey_cmp);
+        if (beam > 0) {
+            /* the best-bound label of each state, then the best `beam` of those */
+            size_t nl = 0;
+            for (size_t i = 0; i < nn; i++)
+                if (i == 0 || sk[i].key != sk[i - 1].key) {
+                    sk[nl] = sk[i];
+                    sk[nl].key = 0;
+                    nl++;
+                }
+            qsort(sk, nl, sizeof *sk, sortkey_cmp);
+            if (nl > (size_t)beam)
+                nl = (size_t)beam;
+            for (size_t i = 0; i < nl; i++) {
+                tl[i] = lab[sk[i].idx];
+                memcpy(tc + i * (size_t)nb, cnt + (size_t)sk[i].idx * (size_t)nb,
+                       (size_t)nb * sizeof *cnt);
+            }
+            memcpy(lab + first, tl, nl * sizeof *lab);
+            memcpy(cnt + first * (size_t)nb, tc, nl * cb);
+            n_lab = first + nl;
+            start = first;
+            end = n_lab;
+            continue;
+        }
+        size_t out = 0;
+        for (size_t g0 = 0; g0 < nn;) {
+            size_t g1 = g0;
+            while (g1 < nn && sk[g1].key == sk[g0].key)
+                g1++;
+            size_t nk = 0;
+            for (size_t i = g0; i < g1; i++) {
+                const label *L = &lab[sk[i].idx];
+                const int32_t *cn = cnt + (size_t)sk[i].idx * (size_t)nb;
+                int dominated = 0;
+                for (size_t q = 0; q < nk && !dominated; q++) {
+                    const label *K = &tl[kept[q]];
+                    const int32_t *kc = tc + (size_t)kept[q] * (size_t)nb;
+                    if (K->cost > L->cost || K->w > L->w)
+                        continue;
+                    int32_t k = 0;
+                    while (k < nb && kc[k] <= cn[k])
+                        k++;
+                    dominated = k == nb;
+                }
+                if (dominated)
+                    continue;
+                tl[out] = *L;
+                memcpy(tc + out * (size_t)nb, cn, (size_t)nb * sizeof *cn);
+                kept[nk++] = (int32_t)out;
+                out++;
+            }
+            dp->work += (int64_t)(g1 - g0) * (int64_t)(nk + 1);
+            g0 = g1;
+        }
+        memcpy(lab + first, tl, out * sizeof *lab);
+        memcpy(cnt + first * (size_t)nb, tc, out * cb);
+        n_lab = first + out;
+        start = first;
+        end = n_lab;
+    }
+    /* the last run ends on day D-1 and is exempt; the minutes floor was kept by the bounds */
+    int64_t best = LINF;
+    size_t bi = 0;
+    for (size_t i = start; i < end; i++)
+        if (lab[i].m >= c->m_lo && lab[i].cost < best) {
+            best = lab[i].cost;
+            bi = i;
+        }
+    if (best < c->ub) {
+        int32_t *row = gr_dp_grow(dp, B_TMPCNT, (size_t)D * sizeof *row);
+        if (!row)
+            return 0;
+        /* B_TMPCNT is free again; lab stays valid */
+        int64_t at = (int64_t)bi;
+        for (int32_t d = D - 1; d >= 0; d--) {
+            row[d] = lab[at].v;
+            at = lab[at].parent;
+        }
+        offer(c, row, best);
+    }
+    return 1;
+}
+
+/* Best-first search (exact): labels are expanded in order of their Lagrangian bound, deepest
+ * first among equal bounds, so that on ties (most cells cost the same) it dives to a complete
+ * row at once; it ends when the best open bound cannot beat the incumbent. Labels with the same
+ * day, state and minutes are kept in one bucket (a hash table) for dominance. Returns 0 when
+ * it stopped at the cap or ran out of memory. */
+static inline int heap_less(const label *lab, int32_t a, int32_t b)
+{
+    if (lab[a].lb != lab[b].lb)
+        return lab[a].lb < lab[b].lb;
+    return lab[a].d > lab[b].d;
+}
+
+static int best_first(ctx_t *c)
+{
+    gr_dp *dp = c->dp;
+    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb, R = c->R, M = c->M, NC = c->NC;
+    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    const size_t cb = (size_t)(nb > 0 ? nb : 1) * sizeof(int32_t);
+    size_t cap = 4096, n_lab = 0, n_heap = 0, hsize = 4096;
+    label *lab = gr_dp_grow(dp, B_LAB, cap * sizeof *lab);
+    int32_t *cnt = gr_dp_grow(dp, B_CNT, cap * cb);
+    int32_t *heap = gr_dp_grow(dp, B_HEAP, cap * sizeof *heap);
+    int32_t *hash = gr_dp_grow(dp, B_HASH, hsize * sizeof *hash);
+    uint64_t *hkey = gr_dp_grow(dp, B_HKEY, hsize * sizeof *hkey);
+    if (!lab || !cnt || !heap || !hash || !hkey)
+        return 0;
+    for (size_t i = 0; i < hsize; i++)
+        hash[i] = -1;
+    size_t n_keys = 0;
+    label root;
+    memset(&root, 0, sizeof root);
+    root.parent = -1;
+    root.d = -1;
+    int32_t *zero = gr_dp_grow(dp, B_TMPCNT, cb);
+    if (!zero)
+        return 0;
+    memset(zero, 0, cb);
+    int at_root = 1;
+    for (;;) {
+        label L0;
+        const int32_t *c0;
+        int32_t i0 = -1;
+        if (at_root) {
+            L0 = root;
+            c0 = zero;
+            at_root = 0;
+        } else {
+            /* pop the best open label */
+            for (;;) {
+                if (n_heap == 0)
+                    return 1;
+                i0 = heap[0];
+                heap[0] = heap[--n_heap];
+                for (size_t k = 0;;) {
+                    size_t a = 2 * k + 1, b = a + 1, m = k;
+                    if (a < n_heap && heap_less(lab, heap[a], heap[m]))
+                        m = a;
+                    if (b < n_heap && heap_less(lab, heap[b], heap[m]))
+                        m = b;
+                    if (m == k)
+                        break;
+                    int32_t t = heap[k];
+                    heap[k] = heap[m];
+                    heap[m] = t;
+                    k = m;
+                }
+                if (!lab[i0].dead)
+                    break;
+            }
+            if (lab[i0].lb > (c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps))
+                return 1; /* nothing open can beat the incumbent */
+            L0 = lab[i0];
+            c0 = cnt + (size_t)i0 * (size_t)nb;
+            if (L0.d == D - 1) {
+                /* complete (the minutes floor was kept by the bounds): a new incumbent */
+                int32_t *row = gr_dp_grow(dp, B_KEPT, (size_t)D * sizeof *row);
+                if (!row)
+                    return 0;
+                int64_t at = i0;
+                for (int32_t d = D - 1; d >= 0; d--) {
+                    row[d] = lab[at].v;
+                    at = lab[at].parent;
+                }
+                offer(c, row, L0.cost);
+                continue;
+            }
+        }
+        const int32_t d = L0.d + 1;
+        const int32_t *cd = c->cand + (size_t)d * V;
+        const int work = d > 0 && L0.v < S;
+        const double cut = c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps;
+        for (int32_t b = 0; b < c->ncand[d]; b++) {
+            const int32_t v2 = cd[b], n2 = c->node[v2], work2 = v2 < S;
+            int32_t r2 = 1;
+            if (d > 0) {
+                if (node_forbidden(c, L0.n, n2))
+                    continue;
+                r2 = step_run(c, work, work2, L0.r, d);
+                if (!r2)
+                    continue;
+            } else if (work2 && c->maxc < 1) {
+                continue;
+            }
+            const size_t j = sidx(c, d, n2, r2);
+            if (c->maxu[j] < 0)
+                continue;
+            const int32_t m2 = L0.m + (work2 ? c->nlen[n2] : 0);
+            if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
+                continue;
+            const int32_t w2 = L0.w + (work2 && c->track_w && new_weekend(c, d, work));
+            if (c->track_w && w2 > c->maxw)
+                continue;
+            const int32_t t = work2 ? c->tix[v2] : -1;
+            if (t >= 0 && c0[t] + 1 > ms[v2])
+                continue;
+            if (!can_reach(c, d, work2, r2, m2, w2, c0, t))
+                continue;
+            const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
+            const double lb = label_bound(c, cost, m2, w2, j, c0, t);
+            if (lb > cut)
+                continue;
+            /* dominance within the bucket of (day, state, minutes) */
+            const uint64_t key =
+                (((uint64_t)d * (uint64_t)NC + (uint64_t)n2) * (uint64_t)R + (uint64_t)(r2 - 1)) *
+                    (uint64_t)(M + 1) +
+                (uint64_t)m2;
+            size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (hsize - 1);
+            while (hash[h] >= 0 && hkey[h] != key)
+                h = (h + 1) & (hsize - 1);
+            int dominated = 0;
+            int32_t *link = &hash[h];
+            if (hash[h] >= 0) {
+                link = &hash[h];
+                /* hash[h] heads the bucket's chain */
+                int32_t *pp = &hash[h];
+                /* dominance only saves work, so a long bucket is checked in part (newest
+                 * first): a full scan made each label cost ~50 us on Instance 22 */
+                int32_t scan = 0;
+                while (*pp >= 0 && scan++ < DOMINANCE_SCAN) {
+                    label *K = &lab[*pp];
+                    const int32_t *kc = cnt + (size_t)*pp * (size_t)nb;
+                    int k_le = K->cost <= cost && K->w <= w2, n_le = cost <= K->cost && w2 <= K->w;
+                    for (int32_t k = 0; k < nb && (k_le || n_le); k++) {
+                        int32_t mine = c0[k] + (k == t);
+                        k_le &= kc[k] <= mine;
+                        n_le &= mine <= kc[k];
+                    }
+                    if (k_le) {
+                        dominated = 1;
+                        break;
+                    }
+                    if (n_le) { /* the new label dominates this one: unlink it */
+                        K->dead = 1;
+                        *pp = K->next;
+                        continue;
+                    }
+                    pp = &K->next;
+                }
+                if (hash[h] < 0)
+                    hash[h] = -2; /* emptied bucket: keep the slot's key (probing) */
+            }
+            dp->work++;
+            if (dominated)
+                continue;
+            if (n_lab >= LABEL_CAP) {
+                c->capped = 1;
+                return 0;
+            }
+            if (n_lab == cap) {
+                cap *= 2;
+                label *nl = gr_dp_grow(dp, B_LAB, cap * sizeof *lab);
+                int32_t *ncn = gr_dp_grow(dp, B_CNT, cap * cb);
+                int32_t *nh = gr_dp_grow(dp, B_HEAP, cap * sizeof *heap);
+                if (!nl || !ncn || !nh)
+                    return 0;
+                lab = nl;
+                cnt = ncn;
+                heap = nh;
+                if (i0 >= 0)
+                    c0 = cnt + (size_t)i0 * (size_t)nb;
+                else
+                    c0 = zero;
+            }
+            label *L = &lab[n_lab];
+            L->cost = cost;
+            L->parent = i0;
+            L->m = m2;
+            L->w = w2;
+            L->r = r2;
+            L->v = v2;
+            L->n = n2;
+            L->lb = lb;
+            L->d = d;
+            L->dead = 0;
+            int32_t *cn = cnt + n_lab * (size_t)nb;
+            for (int32_t k = 0; k < nb; k++)
+                cn[k] = c0[k] + (k == t);
+            if (hash[h] == -1)
+                n_keys++;
+            L->next = hash[h] >= 0 ? hash[h] : -1;
+            hash[h] = (int32_t)n_lab;
+            hkey[h] = key;
+            (void)link;
+            /* push */
+            size_t k = n_heap++;
+            heap[k] = (int32_t)n_lab;
+            while (k > 0) {
+                size_t up = (k - 1) / 2;
+                if (!heap_less(lab, heap[k], heap[up]))
+                    break;
+                int32_t tmp = heap[k];
+                heap[k] = heap[up];
+                heap[up] = tmp;
+                k = up;
+            }
+            n_lab++;
+            /* grow the hash table at half load */
+            if (2 * n_keys > hsize) {
+                size_t nsize = hsize * 4;
+                int32_t *nh = malloc(nsize * sizeof *nh);
+                uint64_t *nk = malloc(nsize * sizeof *nk);
+                if (!nh || !nk) {
+                    free(nh);
+                    free(nk);
+                    return 0;
+                }
+                for (size_t q = 0; q < nsize; q++)
+                    nh[q] = -1;
+                for (size_t q = 0; q < hsize; q++) {
+                    if (hash[q] == -1)
+                        continue;
+                    size_t g = (size_t)((hkey[q] * 0x9E3779B97F4A7C15ull) >> 20) & (nsize - 1);
+                    while (nh[g] != -1)
+                        g = (g + 1) & (nsize - 1);
+                    nh[g] = hash[q];
+                    nk[g] = hkey[q];
+                }
+                hash = gr_dp_grow(dp, B_HASH, nsize * sizeof *hash);
+                hkey = gr_dp_grow(dp, B_HKEY, nsize * sizeof *hkey);
+                if (!hash || !hkey) {
+                    free(nh);
+                    free(nk);
+                    return 0;
+                }
+                memcpy(hash, nh, nsize * sizeof *hash);
+                memcpy(hkey, nk, nsize * sizeof *hkey);
+                free(nh);
+                free(nk);
+                hsize = nsize;
+            }
+        }
+    }
+}
+
+int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
+                 const int64_t *cell, int32_t *out, int64_t *bound)
+{
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    const int32_t D = p->n_days, S = p->n_shifts, V = S + 1;
+    const int32_t *ms = p->max_shifts + (int64_t)e * S;
+    c.p = p;
+    c.dp = dp;
+    c.cell = cell;
+    c.e = e;
+    c.D = D;
+    c.S = S;
+    c.V = V;
+    c.ub = LINF;
+    if (bound)
+        *bound = INT64_MIN; /* nothing known until proven otherwise */
+    c.maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
+    c.minc = p->min_consec[e];
+    c.mino = p->min_off[e];
+    int32_t R = c.maxc;
+    if (c.minc > R)
+        R = c.minc;
+    if (c.mino > R)
+        R = c.mino;
+    if (R < 1)
+        R = 1;
+    c.R = R > D ? D : R;
+    /* minutes in units of the gcd of the eligible lengths */
+    int32_t g = 0, maxlen = 0;
+    for (int32_t s = 0; s < S; s++)
+        if (ms[s] > 0) {
+            g = gcd32(g, p->length[s]);
+            if (p->length[s] > maxlen)
+                maxlen = p->length[s];
+        }
+    int64_t cap = g > 0 ? (int64_t)D * (maxlen / g) : 0;
+    int64_t top = g > 0 ? p->max_minutes[e] / g : 0;
+    c.M = (int32_t)(top < cap ? top : cap);
+    int64_t lo = g > 0 ? ((int64_t)p->min_minutes[e] + g - 1) / g
+                       : (p->min_minutes[e] > 0 ? (int64_t)INT32_MAX : 0);
+    if (lo > c.M) {
+        if (bound)
+            *bound = LINF;
+        return GR_ROW_NONE;
+    }
+    c.m_lo = (int32_t)lo;
+    c.maxw = p->max_weekends[e];
+    c.track_w = c.maxw < p->n_weekends;
+
+    int32_t *node = gr_dp_grow(dp, B_NODE, (size_t)V * sizeof *node);
+    int32_t *nlen = gr_dp_grow(dp, B_NLEN, (size_t)V * sizeof *nlen);
+    int32_t *nrep = gr_dp_grow(dp, B_NREP, (size_t)V * sizeof *nrep);
+    int32_t *tix = gr_dp_grow(dp, B_TIX, (size_t)V * sizeof *tix);
+    uint8_t *allow = gr_dp_grow(dp, B_ALLOW, (size_t)D * V);
+    if (!node || !nlen || !nrep || !tix || !allow)
+        return GR_ROW_NONE;
+    /* nodes: off, then one per class of eligible interchangeable types */
+    int32_t NC = 1;
+    node[S] = 0;
+    nlen[0] = 0;
+    nrep[0] = -1;
+    for (int32_t s = 0; s < S; s++) {
+        node[s] = -1;
+        if (ms[s] <= 0)
+            continue;
+        for (int32_t u = 0; u < s && node[s] < 0; u++)
+            if (node[u] >= 0 && vrep[u] == vrep[s])
+                node[s] = node[u];
+        if (node[s] < 0) {
+            node[s] = NC;
+            nlen[NC] = p->length[s] / g;
+            nrep[NC] = s;
+            NC++;
+        }
+    }
+    c.NC = NC;
+    c.node = node;
+    c.nlen = nlen;
+    c.nrep = nrep;
+    c.tix = tix;
+    c.allow = allow;
+    if ((size_t)D * (size_t)NC * (size_t)c.R > STATE_CAP)
+        return GR_ROW_NONE;
+    /* allowed values, and the days each type could be worked: a type whose maximum is at
+     * least that (or than the minutes ceiling allows) need not be counted */
+    double maxabs = 0.0;
+    for (int32_t s = 0; s < S; s++)
+        tix[s] = 0;
+    for (int32_t d = 0; d < D; d++)
+        for (int32_t v = 0; v < V; v++) {
+            int64_t x = cell[(size_t)d * V + v];
+            uint8_t ok = x != GR_FORBIDDEN &&
+                         (v == S || (!p->day_off[(int64_t)e * D + d] && ms[v] > 0));
+            allow[(size_t)d * V + v] = ok;
+            if (ok) {
+                if (v < S)
+                    tix[v]++;
+                if (fabs((double)x) > maxabs)
+                    maxabs = fabs((double)x);
+            }
+        }
+    c.nb = 0;
+    for (int32_t s = 0; s < S; s++) {
+        int32_t days = tix[s];
+        int32_t by_minutes = g > 0 && ms[s] > 0 ? c.M / nlen[node[s]] : 0;
+        int32_t most = days < by_minutes ? days : by_minutes;
+        tix[s] = ms[s] > 0 && ms[s] < most ? c.nb++ : -1;
+    }
+    /* doubles carry the bounds: allow for their rounding (costs are integers) */
+    c.eps = 1e-6 + maxabs * (double)D * 1e-13;
+    const int32_t nb = c.nb;
+    const size_t hn = (size_t)D * NC * c.R;
+    c.nok = gr_dp_grow(dp, B_NOK, (size_t)D * NC);
+    c.cand = gr_dp_grow(dp, B_CAND, (size_t)D * V * sizeof *c.cand);
+    c.ncand = gr_dp_grow(dp, B_NCAND, (size_t)D * sizeof *c.ncand);
+    c.maxu = gr_dp_grow(dp, B_MAXU, hn * sizeof *c.maxu);
+    c.minu = gr_dp_grow(dp, B_MINU, hn * sizeof *c.minu);
+    c.H = gr_dp_grow(dp, B_H, hn * sizeof *c.H);
+    c.Hbest = gr_dp_grow(dp, B_HBEST, hn * sizeof *c.Hbest);
+    c.nc = gr_dp_grow(dp, B_NC, (size_t)D * NC * sizeof *c.nc);
+    c.pick = gr_dp_grow(dp, B_PICK, (size_t)D * NC * sizeof *c.pick);
+    c.lam = gr_dp_grow(dp, B_LAM, (size_t)(nb + 3) * sizeof *c.lam);
+    c.blam = gr_dp_grow(dp, B_BLAM, (size_t)(nb + 3) * sizeof *c.blam);
+    /* the incumbent and the relaxed rows live in the caller's out (D) and here */
+    int32_t *tmp_row = malloc((size_t)D * sizeof *tmp_row);
+    int32_t *tmp_cnt = malloc((size_t)(nb + 1) * sizeof *tmp_cnt);
+    if (!c.nok || !c.cand || !c.ncand || !c.maxu || !c.minu || !c.H || !c.Hbest || !c.nc ||
+        !c.pick || !c.lam || !c.blam || !tmp_row || !tmp_cnt) {
+        free(tmp_row);
+        free(tmp_cnt);
+        return GR_ROW_NONE;
+    }
+    c.row = out;
+    /* branching values per day: off, every counted type, the cheapest of the others per node
+     * (they differ only by cost) */
+    for (int32_t d = 0; d < D; d++) {
+        uint8_t *nk = c.nok + (size_t)d * NC;
+        int32_t *cd = c.cand + (size_t)d * V, n = 0;
+        memset(nk, 0, (size_t)NC);
+        int32_t *first_of = c.pick + (size_t)d * NC; /* scratch: cheapest uncounted per node */
+        for (int32_t k = 0; k < NC; k++)
+            first_of[k] = -1;
+        for (int32_t v = 0; v < V; v++) {
+            if (!allow[(size_t)d * V + v])
+                continue;
+            int32_t k = node[v];
+            nk[k] = 1;
+            if (v < S && tix[v] < 0) {
+                int32_t f = first_of[k];
+                if (f < 0 || cell[(size_t)d * V + v] < cell[(size_t)d * V + f])
+                    first_of[k] = v;
+                continue;
+            }
+            cd[n++] = v;
+        }
+        for (int32_t k = 0; k < NC; k++)
+            if (first_of[k] >= 0)
+                cd[n++] = first_of[k];
+        c.ncand[d] = n;
+    }
+    structural(&c);
+    c.K1 = c.track_w ? c.maxw + 1 : 1;
+    c.maxw_u = gr_dp_grow(dp, B_MAXW, (size_t)D * 2 * (size_t)c.R * (size_t)c.K1 * sizeof *c.maxw_u);
+    if (!c.maxw_u) {
+        free(tmp_row);
+        free(tmp_cnt);
+        return GR_ROW_NONE;
+    }
+    structural_weekends(&c);
+    c.all_counted = 1;
+    for (int32_t s = 0; s < S; s++)
+        if (ms[s] > 0 && tix[s] < 0)
+            c.all_counted = 0;
+    int status = GR_ROW_NONE;
+#ifdef LABEL_DEBUG
+    double t0 = gr_now();
+#endif
+    /* a few multiplier steps, an incumbent from the beam, then the multipliers with the
+     * incumbent as the Polyak target, then (when the bound does not yet meet it) the exact
+     * labelling */
+    /* Fast path (small rows, most of Instances 1-18): the table with the minutes and the
+     * weekends exact is the whole problem but the type maxima. Its cheapest row is proven
+     * optimal when it keeps them (or when none binds). */
+    const size_t with_m = hn * (size_t)(c.M + 1);
+    c.W1 = c.track_w && with_m * (size_t)(c.maxw + 1) <= MINUTES_CAP ? c.maxw + 1 : 1;
+    double *hm = with_m * (size_t)c.W1 <= MINUTES_CAP
+                     ? gr_dp_grow(dp, B_HM, with_m * (size_t)c.W1 * sizeof *c.Hm)
+                     : NULL;
+    double lb0 = -INFINITY;
+    if (hm && (c.W1 > 1 || !c.track_w)) {
+        for (int32_t i = 0; i < nb + 3; i++)
+            c.lam[i] = c.blam[i] = 0.0;
+        c.Hm = hm;
+        lb0 = minutes_bound(&c);
+        if (lb0 == INFINITY) {
+            free(tmp_row);
+            free(tmp_cnt);
+            if (bound)
+                *bound = LINF;
+            return GR_ROW_NONE; /* proven: no row keeps the minutes and weekends */
+        }
+        int64_t cost;
+        int32_t m, w;
+        if (minutes_walk(&c, tmp_row) && resources(&c, tmp_row, &cost, tmp_cnt, &m, &w))
+            offer(&c, tmp_row, cost);
+        if (c.ub != LINF && lb0 > (double)c.ub - 1.0 + c.eps) {
+            for (int32_t d = 0; d < D; d++)
+                out[d] = out[d] == S ? -1 : out[d];
+            free(tmp_row);
+            free(tmp_cnt);
+            if (bound)
+                *bound = c.ub;
+            return GR_ROW_EXACT;
+        }
+        c.Hm = NULL;
+    }
+    double lb = lagrange(&c, tmp_row, tmp_cnt, 8, -INFINITY);
+    if (lb0 > lb)
+        lb = lb0;
+#ifdef LABEL_DEBUG
+    fprintf(stderr, "e %d nb %d NC %d R %d M %d lo %d: lagrange %.1f ms lb %.1f ub %lld\n", e, nb,
+            NC, c.R, c.M, c.m_lo, (gr_now() - t0) * 1e3, lb, (long long)c.ub);
+#endif
+    if (lb == -INFINITY) {
+        free(tmp_row);
+        free(tmp_cnt);
+        if (bound)
+            *bound = LINF;
+        return GR_ROW_NONE; /* the local rules alone admit no row */
+    }
+    if (c.ub == LINF || lb <= (double)c.ub - 1.0 + c.eps) {
+#ifdef LABEL_DEBUG
+        t0 = gr_now();
+        int64_t w0 = dp->work;
+#endif
+        /* the bound with the minutes (and weekends) exact guides the beam too */
+        if (hm) {
+            c.Hm = hm;
+            double lbm = minutes_bound(&c);
+            if (lbm > lb)
+                lb = lbm;
+        }
+        if (lb <= (double)c.ub - 1.0 + c.eps)
+            labelling(&c, BEAM);
+        if (c.ub != LINF && lb <= (double)c.ub - 1.0 + c.eps) {
+            double before = lb;
+            c.Hm = NULL; /* the multipliers' search runs on the small relaxation */
+            double lbl = lagrange(&c, tmp_row, tmp_cnt, SUBGRADIENT_ITERATIONS, lb);
+            if (lbl > lb)
+                lb = lbl;
+            if (hm) {
+                c.Hm = hm;
+                if (lb > before || lbl >= before) {
+                    double lbm = minutes_bound(&c);
+                    if (lbm > lb)
+                        lb = lbm;
+                }
+            }
+        }
+#ifdef LABEL_DEBUG
+        fprintf(stderr, "   beam+lagrange %.1f ms ub %lld lb %.1f work %lld\n",
+                (gr_now() - t0) * 1e3, (long long)c.ub, lb, (long long)(dp->work - w0));
+        t0 = gr_now();
+        w0 = dp->work;
+#endif
+        c.capped = 0;
+        int done = lb > (double)c.ub - 1.0 + c.eps || best_first(&c);
+#ifdef LABEL_DEBUG
+        fprintf(stderr, "   exact %.1f ms ub %lld work %lld capped %d\n", (gr_now() - t0) * 1e3,
+                (long long)c.ub, (long long)(dp->work - w0), c.capped);
+#endif
+        c.capped |= !done;
+        if (c.capped && c.ub == LINF)
+            feasible_dive(&c, (int64_t)LABEL_CAP * 8);
+        status = !c.capped ? GR_ROW_EXACT : c.ub != LINF ? GR_ROW_FEASIBLE : GR_ROW_NONE;
+    } else {
+        status = GR_ROW_EXACT;
+    }
+    int proven_none = status == GR_ROW_EXACT && c.ub == LINF;
+    if (proven_none)
+        status = GR_ROW_NONE; /* proven: no row keeps every rule */
+    if (bound) {
+        if (status == GR_ROW_EXACT)
+            *bound = c.ub;
+        else if (proven_none)
+            *bound = LINF;
+        else
+            *bound = (int64_t)ceil(lb - c.eps);
+    }
+    if (status != GR_ROW_NONE)
+        for (int32_t d = 0; d < D; d++)
+            out[d] = out[d] == S ? -1 : out[d];
+    free(tmp_row);
+    free(tmp_cnt);
+    return status;
+}
