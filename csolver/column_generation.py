@@ -66,6 +66,10 @@ SMOOTH = 0.5
 # takes over.
 GA_DAYS = 28
 GA_CELLS = 2048
+# Round 0 prices this many employees first, and goes on only if the rest fits in this share of
+# the phase's time.
+PROBE_EMPLOYEES = 8
+ROUND0_SHARE = 0.3
 # Pricing rounds a root takes to converge, for judging whether it can fit in its time.
 ROOT_ROUNDS = 40
 # A root that ran out of time is dived from when its LP is within this share of its bound
@@ -78,9 +82,14 @@ ROOT_DIVES = 1 << 30
 # that for its LP, and the shortest window in days.
 REGION_CELLS = 600
 REGION_SECONDS = 1.0
+REGION_ROUNDS = 12
+REGION_MAX_SHARE = 0.1
 REGION_LP_SHARE = 0.5
 MIN_WINDOW = 7
 FORBIDDEN = np.iinfo(np.int64).max
+UNKNOWN = np.iinfo(np.int64).min
+# gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
+CAPPED = -2
 COST_LIMIT = 1 << 40
 
 
@@ -242,14 +251,20 @@ class _Pricer:
         self.e, self.d, self.s = e, d, s
         self.rows = np.full((e, d), -1, dtype=np.int32)
         self.hard = np.full(e, -1, dtype=np.int64)
+        # a lower bound on each employee's cheapest row (in 1/SCALE points); INT64_MIN: none
+        self.bound = np.zeros(e, dtype=np.int64)
 
     def price(self, cost: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
                                                            npt.NDArray[np.int64]]:
-        code = lib.gr_price_rows(
+        """Each employee's cheapest row under `cost` and its status: 0 rule-abiding and
+        cheapest, CAPPED rule-abiding but not proven cheapest (`bound` then holds a lower
+        bound), -1 no row."""
+        code = lib.gr_price_rows_bounded(
             self.c,
             ffi.cast("int64_t *", ffi.from_buffer(cost)),
             ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
             ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
+            ffi.cast("int64_t *", ffi.from_buffer(self.bound)),
         )
         if code != 0:
             raise RuntimeError(f"gr_price_rows failed with code {code}")
@@ -369,6 +384,7 @@ class _Sub:
                 self.master.add(i, row, self.row_cost(i, row))
         self.fixed: dict[tuple[int, int], int] = {}
         self.whole = base is None
+        self.pricing, self.rounds = 0.0, 0  # time in pricing calls, and their number
         # the best Lagrangian bound seen (whole problem, nothing fixed), and its prices
         self.lower = -math.inf
         self.center: npt.NDArray[np.float64] | None = None
@@ -404,10 +420,14 @@ class _Sub:
             keep = cost[i, a + day, val]
             cost[i, a + day, :] = FORBIDDEN
             cost[i, a + day, val] = keep
+        began = time.monotonic()
         rows, hard = self.pricer.price(cost)
+        self.pricing += time.monotonic() - began
+        self.rounds += 1
         pb.priced(int(self.region.emps.size))
-        if (hard < 0).any():
+        if (hard == -1).any():
             return -1
+        valid = (hard == 0) | (hard == CAPPED)
         local = rows[:, a:b]
         m = local.shape[0]
         vals = np.where(local < 0, s, local)
@@ -418,18 +438,20 @@ class _Sub:
         lp_mu = np.where(worked, mu[days, safe], 0.0).sum(axis=1)
         rc = requests - pi - lp_mu
         added = 0
-        for j in np.nonzero((hard == 0) & (rc < NEGATIVE))[0]:
+        for j in np.nonzero(valid & (rc < NEGATIVE))[0]:
             if self.master.add(int(j), local[j], int(requests[j])):
                 added += 1
         if not self.fixed:
-            # Lagrangian bound at `at` (inside the slacks' box, so they add nothing): the DP's
-            # row is no dearer than any rule-abiding row (a superset is enumerated), less the
-            # rounding of the prices. A region's bound is only its own (its rows are pinned
-            # outside it): it centres the smoothing but is never reported.
+            # Lagrangian bound at `at` (inside the slacks' box, so they add nothing): each
+            # employee's cheapest rule-abiding row (exact, or the label search's bound on it
+            # when capped), less the rounding of the prices. A region's bound is only its own
+            # (its rows are pinned outside it): it centres the smoothing, never reported.
             at_mu = np.where(worked, at[days, safe], 0.0).sum(axis=1)
-            bound = (float((self.master.req * at).sum()) + float((requests - at_mu).sum())
+            cheapest = np.where(hard == 0, requests - at_mu, self.pricer.bound / SCALE)
+            bound = (float((self.master.req * at).sum()) + float(cheapest.sum())
                      - m * n * 0.5 / SCALE)
-            if bound > self.lower:
+            known = (hard == 0).all() or (self.pricer.bound[hard != 0] != UNKNOWN).all()
+            if known and bound > self.lower:
                 self.lower, self.center = bound, at.copy()
         return added
 
@@ -511,19 +533,34 @@ def solve_by_columns(
         pb.consider(np.ascontiguousarray(start, dtype=np.int32))
     whole = _Region(np.arange(e), 0, d)
     root_sub = _Sub(pb, whole, None)
-    # round 0: every employee's cheapest row on requests alone, a roster at once
+    # round 0: every employee's cheapest row on requests alone, a roster at once. A pricing
+    # call cannot be interrupted, so a few employees go first to time it: where the whole
+    # round would eat the phase (Instance 24: 43 s for 150 rows of 364 days x 32 types), the
+    # time is the GA's.
     began = time.monotonic()
-    rows0, hard0 = pb.pricer.price(np.ascontiguousarray(
-        np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT)))
+    costs0 = np.ascontiguousarray(np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT))
+    first = np.arange(min(e, PROBE_EMPLOYEES))
+    probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
+    rows_a, hard_a = probe.price(np.ascontiguousarray(costs0[first]))
+    rows0, hard0 = np.full((e, d), -1, np.int32), np.full(e, -1, np.int64)
+    rows0[first], hard0[first] = rows_a, hard_a
+    if first.size < e:
+        per_row = (time.monotonic() - began) / first.size
+        if per_row * (e - first.size) > ROUND0_SHARE * (deadline - time.monotonic()):
+            return ColumnOutcome(penalty=None, lower_bound=None, proven_optimal=False)
+        rest = np.arange(first.size, e)
+        rows_b, hard_b = _employee_pricer(c_problem, arrays, rest, d, s).price(
+            np.ascontiguousarray(costs0[rest]))
+        rows0[rest], hard0[rest] = rows_b, hard_b
     priced(e)
     # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
     # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
     if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
         root = False
-    for emp in range(e):
-        if hard0[emp] == 0:
-            root_sub.master.add(emp, rows0[emp], root_sub.row_cost(emp, rows0[emp]))
-    if (hard0 == 0).all():
+    abiding = (hard0 == 0) | (hard0 == CAPPED)
+    for emp in np.nonzero(abiding)[0]:
+        root_sub.master.add(int(emp), rows0[emp], root_sub.row_cost(int(emp), rows0[emp]))
+    if abiding.all():
         pb.consider(rows0)
     converged = False
     if root and d * s <= MAX_COVER_ROWS:
@@ -582,6 +619,10 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
     cover is then poor everywhere, and random windows kept meeting each other."""
     e, d = pb.e, pb.d
     size = {"days": float(REGION_CELLS), "staff": float(REGION_CELLS)}
+    # a region's time: enough pricing rounds at the speed of the last region's (a round on
+    # Instance 20 prices 50 rows of 182 days: 0.15 s, on Instance 17 some ms)
+    seconds = REGION_SECONDS
+    began = time.monotonic()
     swept = 0
     rounds = 0
     while not pb.stop() and not proven():
@@ -589,7 +630,7 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
         if deadline - now < MIN_DIVE_SECONDS:
             break
         assert pb.roster is not None
-        budget = min(deadline - now, REGION_SECONDS)
+        budget = min(deadline - now, seconds)
         kind = "staff" if rounds % 2 and not sweep else "days"
         cells = size[kind]
         if kind == "staff":
@@ -628,7 +669,12 @@ def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
                    "(best %s) %.2f s", kind, days, emps.size, a, lp, base, penalty, converged,
                    pb.best, time.monotonic() - now)
         size[kind] = cells * 1.15 if converged else cells / 1.3
-        size[kind] = min(max(size[kind], 2.0 * MIN_WINDOW), float(e * d))
+        # a window keeps all staff: fewer made it a staff group that cannot move its cover
+        floor = MIN_WINDOW * e if kind == "days" else 2.0 * d
+        size[kind] = min(max(size[kind], floor), float(e * d))
+        if sub.rounds:
+            seconds = min(max(REGION_SECONDS, REGION_ROUNDS * sub.pricing / sub.rounds),
+                          REGION_MAX_SHARE * (deadline - began))
 
 
 def _dive(
