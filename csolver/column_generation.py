@@ -62,8 +62,7 @@ MAX_COST_ENTRIES = 1 << 22
 SMOOTH = 0.5
 # Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
 # strong (decision 0002), so a root that does not converge in time leaves the rest of the time
-# to it; beyond, the GA alone stalls or breaks hard rules (issue 21) and fix-and-optimise
-# takes over.
+# to it, as in 0008; beyond, a root near convergence is dived from first.
 GA_DAYS = 28
 GA_CELLS = 2048
 # Round 0 prices this many employees first, and goes on only if the rest fits in this share of
@@ -517,12 +516,17 @@ def solve_by_columns(
     seed: int = 0,
     start: npt.NDArray[np.int32] | None = None,
     root: bool = True,
+    improve: bool = False,
 ) -> ColumnOutcome | None:
-    """Column generation, dives and windowed re-optimisation until `deadline`
-    (time.monotonic()). The root LP over the whole problem gets until `root_deadline`; if it is
-    not optimal by then (or too large to try), the phase re-optimises regions of the best
-    roster instead (`_improve`). Returns None when the problem is too large for the cost table;
-    `offer` sees each better roster and `priced` the number of rows each pricing round computed
+    """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
+    whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
+    time), the phase ends with its first roster (and one dive when the root is near its bound
+    on a problem beyond the GA's sizes), and the time is the GA's. With `improve`, the phase
+    instead re-optimises regions of the best roster until its deadline (`_improve`,
+    fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
+    Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
+    skips the root. Returns None when the problem is too large for the cost table; `offer`
+    sees each better roster and `priced` the number of rows each pricing round computed
     (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
@@ -569,9 +573,10 @@ def solve_by_columns(
     _log.debug("root: converged %s, LP %.1f, bound %s, %d rows", converged,
                root_sub.master.objective(), lower, len(root_sub.master.rows))
 
-    if root and not converged and d <= GA_DAYS and e * d <= GA_CELLS:
-        # a root too slow for its time on a problem the GA alone solves well: the time is
-        # the GA's (Instance 12 at 10 s, decision 0008)
+    small = d <= GA_DAYS and e * d <= GA_CELLS
+    if not converged and (small or not root) and (not improve or pb.roster is None):
+        # a root too slow for its time (Instance 12 at 10 s, decision 0008) or not tried:
+        # the time is the GA's, unless fix-and-optimise was asked for
         return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=False)
 
     def proven() -> bool:
@@ -601,7 +606,7 @@ def solve_by_columns(
         if roster is None:
             break
         _log.debug("dive %d: %s (best %s)", dives, pb.consider(roster), pb.best)
-    if pb.roster is not None and not proven():
+    if improve and pb.roster is not None and not proven():
         _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
                  sweep=dives == 0 and start is None)
     return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven())

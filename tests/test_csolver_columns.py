@@ -144,7 +144,8 @@ def test_windows_keep_the_roster_feasible_and_never_worse(i: int) -> None:
         offered.append(penalty)
 
     out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 4,
-                           root_deadline=now + 0.5, stop=lambda: False, offer=offer)
+                           root_deadline=now + 0.5, stop=lambda: False, offer=offer,
+                           improve=True)
     assert out is not None and out.penalty == offered[-1]
     assert offered == sorted(offered, reverse=True) and len(set(offered)) == len(offered)
     assert out.lower_bound is None or out.lower_bound <= {17: 5746, 18: 4459}[i]
