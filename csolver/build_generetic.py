@@ -81,6 +81,8 @@ int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_o
                   int64_t *hard_out);
 int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                           int64_t *hard_out, int64_t *bound_out);
+int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap);
 """
 
 ffibuilder = FFI()

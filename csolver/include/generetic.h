@@ -174,4 +174,14 @@ int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_o
 int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                           int64_t *hard_out, int64_t *bound_out);
 
+/*
+ * gr_price_rows_bounded with the search effort chosen: label_cap = labels the exact search may
+ * keep per row (~50 bytes each) before it returns its rule-abiding incumbent (hard_out -2);
+ * 0 = no exact search (rows are rule-abiding, exact only when the bounds prove it: a few ms
+ * on 364 days); -1 = the default of gr_price_rows: 2^17, but 0 on rows whose minutes table
+ * passes 2^19 entries (364 days: the exact search takes ~0.3 s a row there).
+ */
+int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap);
+
 #endif

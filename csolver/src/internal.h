@@ -187,7 +187,19 @@ static inline int gr_ctx_tick(gr_ctx *c, int scored)
 #define GR_ROW_EXACT 1
 #define GR_ROW_FEASIBLE 2
 int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
-                 const int64_t *cell, int32_t *out, int64_t *bound);
+                 const int64_t *cell, size_t label_cap, int32_t *out, int64_t *bound);
+/* label_cap: labels the exact search may keep (~50 bytes each) before it returns its incumbent
+ * as GR_ROW_FEASIBLE; 0 = no exact search (a rule-abiding row, cheapest when the bounds prove
+ * it). Pricing searches longest, a GA move briefly, the constructive start not at all. */
+#ifndef GR_LABEL_CAP_PRICING
+#define GR_LABEL_CAP_PRICING ((size_t)1 << 17)
+#endif
+/* GA moves search exactly too (the moves rely on the cheapest row), with a small cap: the
+ * fixed cost of the bounds (5-40 ms a row on Instances 13-20) is the GA's main cost there
+ * (decision 0013). */
+#ifndef GR_LABEL_CAP_MOVE
+#define GR_LABEL_CAP_MOVE ((size_t)1 << 13)
+#endif
 void gr_dp_free(gr_dp *dp);
 
 /* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
@@ -196,6 +208,8 @@ void gr_dp_free(gr_dp *dp);
 int gr_row_dp(gr_state *st, int32_t e, int32_t *out);
 /* The same with cell (e, pin_d) held at value pin_v (-1 = off); pin_d = -1: no pin. */
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
+/* A rule-abiding row for e under the same costs, without the exact search (construction). */
+int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out);
 /* The cost table the row DP uses for employee e (D * (S + 1) entries, st-owned scratch). */
 const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v);
 

@@ -36,12 +36,11 @@
 #endif
 
 #define LINF INT64_MAX
-/* Labels kept over all days before the exact search gives up (~40 bytes + 4 per counted type
- * each), and labels one day may generate before its dominance filter. */
+/* Labels one day of the beam may generate before its filter. */
 #define DOMINANCE_SCAN 16
-#ifndef LABEL_CAP
-#define LABEL_CAP ((size_t)1 << 17)
-#endif
+/* nodes of the feasibility dive, the last resort for an incumbent */
+#define FEASIBLE_BUDGET ((int64_t)1 << 20)
+#define QUICK_BUDGET ((int64_t)1 << 14)
 #define DAY_CAP ((size_t)1 << 20)
 /* Relaxed-DP states (days x classes x run lengths) above which no row is attempted. */
 #define STATE_CAP ((size_t)1 << 23)
@@ -52,7 +51,7 @@
 #endif
 /* overridable so that the tests can run the labelling with weak bounds */
 #ifndef SUBGRADIENT_ITERATIONS
-#define SUBGRADIENT_ITERATIONS 60
+#define SUBGRADIENT_ITERATIONS 24
 #endif
 #ifndef BEAM
 #define BEAM 128 /* labels kept per day by the incumbent's beam search, one per state */
@@ -60,7 +59,7 @@
 
 enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
-    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_NOK, B_LAM, B_BLAM, B_N
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_N
 };
 _Static_assert(B_N <= GR_DP_SLOT_COSTS, "gr_dp has too few buffers");
 
@@ -146,6 +145,9 @@ typedef struct {
                              weekends (rotation ignored: an upper bound); -1 dead */
     int32_t K1;
     int all_counted;      /* every eligible type is counted: the maxima cap the minutes */
+    uint64_t *reach;      /* [D * NC * R * RW] or NULL: bit x = the days after can add exactly
+                             x minute units (local rules kept) */
+    int32_t RW;
     double *H, *Hbest;    /* [D * NC * R] relaxed cost of the days after (Lagrangian prices) */
     double *nc;           /* [D * NC] relaxed cost of the node on the day */
     int32_t *pick;        /* [D * NC] the type the relaxed cost picked */
@@ -159,6 +161,7 @@ typedef struct {
     int32_t *row;         /* [D] the incumbent */
     double eps;
     int capped;
+    size_t label_cap; /* labels the exact search may keep; 0 = no exact search */
 } ctx_t;
 
 static inline size_t sidx(const ctx_t *c, int32_t d, int32_t n, int32_t r)
@@ -273,10 +276,78 @@ static void structural_weekends(ctx_t *c)
 #undef MW
 }
 
+/* Exactly which amounts of minute units the days after each state can add: with mixed shift
+ * lengths and a narrow window (Instance 24: 883-889 units of 120 minutes from shifts of 4, 5 and
+ * 6), the most/fewest bounds leave prefixes that can only miss the window, and the dive
+ * backtracks through them for seconds. Computed only when a quick dive fails. */
+static int reachable(ctx_t *c)
+{
+    const int32_t D = c->D, NC = c->NC, R = c->R, RW = (c->M + 64) / 64;
+    const size_t n = (size_t)D * NC * R * (size_t)RW;
+    uint64_t *b = gr_dp_grow(c->dp, B_REACH, n * sizeof *b);
+    if (!b)
+        return 0;
+    c->RW = RW;
+    memset(b, 0, n * sizeof *b);
+#define RB(d, k, r) (b + sidx(c, (d), (k), (r)) * (size_t)RW)
+    for (int32_t k = 0; k < NC; k++)
+        for (int32_t r = 1; r <= R; r++)
+            RB(D - 1, k, r)[0] = 1;
+    const uint64_t last_mask = (c->M + 1) % 64 ? ((uint64_t)1 << ((c->M + 1) % 64)) - 1 : ~(uint64_t)0;
+    for (int32_t d = D - 2; d >= 0; d--)
+        for (int32_t k = 0; k < NC; k++)
+            for (int32_t r = 1; r <= R; r++) {
+                uint64_t *dst = RB(d, k, r);
+                for (int32_t k2 = 0; k2 < NC; k2++) {
+                    if (!c->nok[(size_t)(d + 1) * NC + k2] || node_forbidden(c, k, k2))
+                        continue;
+                    int32_t r2 = step_run(c, k > 0, k2 > 0, r, d + 1);
+                    if (!r2)
+                        continue;
+                    const uint64_t *src = RB(d + 1, k2, r2);
+                    const int32_t u = k2 > 0 ? c->nlen[k2] : 0, ws = u / 64, bs = u % 64;
+                    /* dst |= src << u */
+                    for (int32_t i = RW - 1; i >= ws; i--) {
+                        uint64_t x = src[i - ws] << bs;
+                        if (bs && i - ws - 1 >= 0)
+                            x |= src[i - ws - 1] >> (64 - bs);
+                        dst[i] |= x;
+                    }
+                }
+                dst[RW - 1] &= last_mask;
+            }
+#undef RB
+    c->dp->work += (int64_t)D * NC * R * NC * RW;
+    c->reach = b;
+    return 1;
+}
+
+/* Does the state at index j admit an amount in [lo, hi]? */
+static inline int reach_any(const ctx_t *c, size_t j, int32_t lo, int32_t hi)
+{
+    const uint64_t *b = c->reach + j * (size_t)c->RW;
+    if (lo < 0)
+        lo = 0;
+    for (int32_t x = lo; x <= hi;) {
+        if ((x & 63) == 0 && x + 63 <= hi) {
+            if (b[x >> 6])
+                return 1;
+            x += 64;
+            continue;
+        }
+        if (b[x >> 6] >> (x & 63) & 1)
+            return 1;
+        x++;
+    }
+    return 0;
+}
+
 /* Can a label still reach the minutes floor (weekends left, counted types' capacity)? */
 static inline int can_reach(const ctx_t *c, int32_t d, int work, int32_t r, int32_t m, int32_t w,
-                            const int32_t *c0, int32_t t)
+                            const int32_t *c0, int32_t t, size_t j)
 {
+    if (c->reach && !reach_any(c, j, c->m_lo - m, c->M - m))
+        return 0;
     const int32_t k = c->track_w ? c->maxw - w : 0;
     const int32_t left = c->maxw_u[(((size_t)d * 2 + (size_t)work) * (size_t)c->R +
                                     (size_t)(r - 1)) * (size_t)c->K1 + (size_t)(k < c->K1 ? k : c->K1 - 1)];
@@ -527,8 +598,22 @@ static void feasible_dive(ctx_t *c, int64_t budget)
     dfs_frame *f = gr_dp_grow(dp, B_DFS, (size_t)D * sizeof *f);
     int32_t *cn = gr_dp_grow(dp, B_DFSC, ((size_t)D + 1) * (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
     int32_t *row = gr_dp_grow(dp, B_KEPT, (size_t)D * sizeof *row);
-    if (!f || !cn || !row)
+    int32_t *ord = gr_dp_grow(dp, B_ORD, (size_t)D * (size_t)V * sizeof *ord);
+    if (!f || !cn || !row || !ord)
         return;
+    /* each day's candidates by cost (insertion sort: a handful each) */
+    for (int32_t d = 0; d < D; d++) {
+        int32_t *o = ord + (size_t)d * V;
+        const int64_t *cc = c->cell + (size_t)d * V;
+        for (int32_t q = 0; q < c->ncand[d]; q++) {
+            int32_t v = c->cand[(size_t)d * V + q], z = q;
+            while (z > 0 && cc[o[z - 1]] > cc[v]) {
+                o[z] = o[z - 1];
+                z--;
+            }
+            o[z] = v;
+        }
+    }
     /* cn + d * nb: the counts after day d-1 (row 0: none yet) */
     memset(cn, 0, (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
     int32_t d = 0;
@@ -553,21 +638,7 @@ static void feasible_dive(ctx_t *c, int64_t budget)
             int32_t b = f[d].b;
             if (b >= c->ncand[d])
                 break;
-            /* candidates are tried in cost order: find the b-th cheapest */
-            int32_t best = -1;
-            for (int32_t q = 0, rank = 0; q < c->ncand[d]; q++) {
-                int32_t v = c->cand[(size_t)d * V + q];
-                rank = 0;
-                for (int32_t z = 0; z < c->ncand[d]; z++) {
-                    int32_t u = c->cand[(size_t)d * V + z];
-                    int64_t cu = c->cell[(size_t)d * V + u], cv = c->cell[(size_t)d * V + v];
-                    rank += cu < cv || (cu == cv && z < q);
-                }
-                if (rank == b) {
-                    best = v;
-                    break;
-                }
-            }
+            const int32_t best = ord[(size_t)d * V + b];
             f[d].b = b + 1;
             const int32_t v2 = best, n2 = c->node[v2], work2 = v2 < S;
             int32_t r2 = 1;
@@ -592,7 +663,7 @@ static void feasible_dive(ctx_t *c, int64_t budget)
             const int32_t t = work2 ? c->tix[v2] : -1;
             if (t >= 0 && c0[t] + 1 > ms[v2])
                 continue;
-            if (!can_reach(c, d, work2, r2, m2, w2, c0, t))
+            if (!can_reach(c, d, work2, r2, m2, w2, c0, t, j))
                 continue;
             f[d].v = v2;
             f[d].n = n2;
@@ -848,14 +919,14 @@ static int labelling(ctx_t *c, int32_t beam)
                 const int32_t t = work2 ? c->tix[v2] : -1;
                 if (t >= 0 && (d == 0 ? 1 : cnt[i * (size_t)nb + (size_t)t] + 1) > ms[v2])
                     continue;
-                if (!can_reach(c, d, work2, r2, m2, w2, d == 0 ? NULL : cnt + i * (size_t)nb, t))
+                if (!can_reach(c, d, work2, r2, m2, w2, d == 0 ? NULL : cnt + i * (size_t)nb, t, j))
                     continue;
                 const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
                 const double lb =
                     label_bound(c, cost, m2, w2, j, d == 0 ? NULL : cnt + i * (size_t)nb, t);
                 if (lb > cut)
                     continue;
-                if (n_lab - first >= DAY_CAP || n_lab >= LABEL_CAP) {
+                if (n_lab - first >= DAY_CAP) {
                     c->capped = 1;
                     return 0;
                 }
@@ -1110,7 +1181,7 @@ static int best_first(ctx_t *c)
             const int32_t t = work2 ? c->tix[v2] : -1;
             if (t >= 0 && c0[t] + 1 > ms[v2])
                 continue;
-            if (!can_reach(c, d, work2, r2, m2, w2, c0, t))
+            if (!can_reach(c, d, work2, r2, m2, w2, c0, t, j))
                 continue;
             const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
             const double lb = label_bound(c, cost, m2, w2, j, c0, t);
@@ -1159,7 +1230,7 @@ static int best_first(ctx_t *c)
             dp->work++;
             if (dominated)
                 continue;
-            if (n_lab >= LABEL_CAP) {
+            if (n_lab >= c->label_cap) {
                 c->capped = 1;
                 return 0;
             }
@@ -1250,7 +1321,7 @@ static int best_first(ctx_t *c)
 }
 
 int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
-                 const int64_t *cell, int32_t *out, int64_t *bound)
+                 const int64_t *cell, size_t label_cap, int32_t *out, int64_t *bound)
 {
     ctx_t c;
     memset(&c, 0, sizeof c);
@@ -1264,6 +1335,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     c.S = S;
     c.V = V;
     c.ub = LINF;
+    c.label_cap = label_cap;
     if (bound)
         *bound = INT64_MIN; /* nothing known until proven otherwise */
     c.maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
@@ -1466,6 +1538,31 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
         }
         c.Hm = NULL;
     }
+    if (label_cap == 0 && c.ub == LINF)
+        feasible_dive(&c, QUICK_BUDGET);
+    if (label_cap == 0 && c.ub == LINF && reachable(&c))
+        feasible_dive(&c, QUICK_BUDGET);
+    if (label_cap == 0 && c.ub == LINF) {
+        /* fail fast: the caller may retry under other costs (greedy_start.c) */
+        free(tmp_row);
+        free(tmp_cnt);
+        return GR_ROW_NONE;
+    }
+    if (label_cap == 0 && c.ub != LINF) {
+        /* construction: any rule-abiding row, cheap cells first, in about a millisecond on
+         * 364 days (the beam and the bounds take ~100 ms there); when the dive backtracks too
+         * long (a few rows of Instance 24), the beam below finds one */
+        if (c.ub != LINF)
+            for (int32_t d = 0; d < D; d++)
+                out[d] = out[d] == S ? -1 : out[d];
+        free(tmp_row);
+        free(tmp_cnt);
+        if (bound)
+            *bound = c.ub != LINF && lb0 > (double)c.ub - 1.0 + c.eps ? c.ub
+                     : lb0 > -INFINITY                               ? (int64_t)ceil(lb0 - c.eps)
+                                                                      : INT64_MIN;
+        return c.ub == LINF ? GR_ROW_NONE : GR_ROW_FEASIBLE;
+    }
     double lb = lagrange(&c, tmp_row, tmp_cnt, 8, -INFINITY);
     if (lb0 > lb)
         lb = lb0;
@@ -1494,7 +1591,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
         }
         if (lb <= (double)c.ub - 1.0 + c.eps)
             labelling(&c, BEAM);
-        if (c.ub != LINF && lb <= (double)c.ub - 1.0 + c.eps) {
+        if (c.ub != LINF && lb <= (double)c.ub - 1.0 + c.eps && c.label_cap > 0) {
             double before = lb;
             c.Hm = NULL; /* the multipliers' search runs on the small relaxation */
             double lbl = lagrange(&c, tmp_row, tmp_cnt, SUBGRADIENT_ITERATIONS, lb);
@@ -1502,7 +1599,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
                 lb = lbl;
             if (hm) {
                 c.Hm = hm;
-                if (lb > before || lbl >= before) {
+                if (lbl > before) { /* the multipliers moved: their table */
                     double lbm = minutes_bound(&c);
                     if (lbm > lb)
                         lb = lbm;
@@ -1523,7 +1620,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
 #endif
         c.capped |= !done;
         if (c.capped && c.ub == LINF)
-            feasible_dive(&c, (int64_t)LABEL_CAP * 8);
+            feasible_dive(&c, FEASIBLE_BUDGET);
         status = !c.capped ? GR_ROW_EXACT : c.ub != LINF ? GR_ROW_FEASIBLE : GR_ROW_NONE;
     } else {
         status = GR_ROW_EXACT;

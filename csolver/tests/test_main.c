@@ -664,7 +664,7 @@ static void test_label_random(uint64_t seed, int rounds)
                 best = c;
         }
         /* -2 (rule-abiding, not proven cheapest) only when the label search is capped, which
-         * a build with a tiny LABEL_CAP forces */
+         * a build with tiny caps (GR_TEST_TINY_CAPS) forces */
         CHECK((hard == 0 || hard == -2) == (best != INT64_MAX),
               "round %d: pricing says %lld, brute force found %s row", round, (long long)hard,
               best != INT64_MAX ? "a" : "no");
@@ -679,7 +679,7 @@ static void test_label_random(uint64_t seed, int rounds)
             capped++;
         }
         if (best == INT64_MAX) {
-#ifndef LABEL_CAP /* a capped search proves nothing: its bound is then only a bound */
+#ifndef GR_TEST_TINY_CAPS /* a capped search proves nothing: its bound is then only a bound */
             CHECK(bound == INT64_MAX, "round %d: no row exists but the bound is %lld", round,
                   (long long)bound);
 #endif
@@ -698,7 +698,7 @@ static void test_label_random(uint64_t seed, int rounds)
         }
         release(&o);
     }
-#ifndef LABEL_CAP
+#ifndef GR_TEST_TINY_CAPS
     CHECK(capped == 0, "%d rows capped on problems this small", capped);
     CHECK(checked > rounds / 3 && none > 0, "only %d rows compared, %d without a row", checked, none);
 #else
