@@ -2,6 +2,7 @@
 
     python bench/soak.py                      # 100,000 jobs
     python bench/soak.py --jobs 20000 --stream-maxlen 5000
+    python bench/soak.py --jobs 2000 --large 5      # and 5 rosters of 1,000 x 366 (~2 MB each)
 
 Starts its own Redis and the five services under the dev runner's supervisor (greedy solver,
 tiny requests), submits through the public stream like a foreign producer (pipelined XADD with a
@@ -14,6 +15,11 @@ window of jobs in flight) and, once every job has its terminal event, compares R
           + jobs inside the TTLs × bytes of their keys            (record, idempotency key,
                                                                     terminal guard)
           all × 1.25 for allocator and hash-table overhead
+
+With `--large N`, N requests of `--large-employees` x 366 days follow the tiny ones: their
+requests and rosters are megabytes each, and the intake stream and `solver.outcomes` must
+hold none of them at the end (what their groups consumed is removed, a roster is kept once,
+in `solver-events`).
 
 Bytes per entry and per key are measured (MEMORY USAGE) at the end; what makes it a bound is
 that the stream terms do not grow with the number of jobs. The keys do grow until their TTLs
@@ -51,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=2_000, help="jobs in flight at most")
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--solvers", type=int, default=1, help="solver processes")
+    parser.add_argument("--large", type=int, default=0, help="large jobs after the tiny ones")
+    parser.add_argument("--large-employees", type=int, default=1000)
     args = parser.parse_args(argv)
 
     env = {
@@ -58,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         "STREAM_MAXLEN": str(args.stream_maxlen),
         "EVENTS_MAXLEN": str(args.stream_maxlen),
         "DEAD_MAXLEN": str(args.stream_maxlen),
-        "TRIM_INTERVAL_SECONDS": "2",
+        "TRIM_INTERVAL_SECONDS": "1",
         "WORKER_CONCURRENCY": "4",
         # Two JSON log lines per message per hop would dominate a tiny job's CPU.
         "LOG_LEVEL": "WARNING",
@@ -86,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         done = _run(r, names, body, args)
         elapsed = time.monotonic() - started
+        large_done = _run_large(r, names, args)
         time.sleep(2 * settings.trim_interval_seconds + 1)  # intake trims its consumed input
         figures = _measure(r, names, settings, args.jobs, baseline)
     finally:
@@ -96,7 +105,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{elapsed:.1f} s, {args.jobs / elapsed:.0f} jobs/s")
     for line in figures["lines"]:
         print(line)
-    ok = done == args.jobs and figures["used"] <= figures["bound"]
+    left = {s: int(r.xlen(s)) for s in (names.intake, names.outcomes)}
+    if args.large:
+        print(f"large: {args.large} jobs of {args.large_employees} x 366 days, "
+              f"{large_done} terminal")
+    print("consumed entries left: " + ", ".join(f"{s} {n}" for s, n in left.items()))
+    ok = (
+        done == args.jobs
+        and large_done == args.large
+        and figures["used"] <= figures["bound"]
+        and not any(left.values())
+    )
     print("OK" if ok else "OVER THE BOUND or jobs missing")
     return 0 if ok else 1
 
@@ -137,6 +156,31 @@ def _run(r: redis.Redis, names: Names, body: str, args: argparse.Namespace) -> i
             report = time.monotonic()
             print(f"  {done} / {args.jobs} done", flush=True)
     return done
+
+
+def _run_large(r: redis.Redis, names: Names, args: argparse.Namespace) -> int:
+    """Submit the large jobs one after the other (a solve each), until each has ended."""
+    if not args.large:
+        return 0
+    request = generate(employees=args.large_employees, shifts=args.large_employees * 183,
+                       seed=1, days=366)
+    payload = json.loads(request.model_dump_json())
+    payload["solver"] = {"implementation": "greedy", "time_limit_seconds": 5, "seed": 0}
+    body = json.dumps(payload)
+    last = str(r.xinfo_stream(names.events)["last-generated-id"])
+    ids = {f"soak-large-{i}" for i in range(args.large)}
+    for job_id in sorted(ids):
+        r.xadd(names.intake, {"type": "solve", "job_id": job_id, "payload": body})
+    ended: set[str] = set()
+    deadline = time.monotonic() + 60 + 30 * args.large
+    while ended != ids and time.monotonic() < deadline:
+        rows: Any = r.xread({names.events: last}, count=100, block=500)
+        for _, entries in rows:
+            for entry_id, fields in entries:
+                last = entry_id
+                if fields.get("type") in ("solver.completed", "solver.failed"):
+                    ended.add(fields["job_id"])
+    return len(ended & ids)
 
 
 def _url(r: redis.Redis) -> str:

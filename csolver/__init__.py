@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from csolver._generetic import ffi, lib
 from csolver.column_generation import solve_by_columns
-from shared.roster.compiled import I32, Problem
+from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import SolveControl, SolverRun
 
 __all__ = ["COLUMN_SHARE", "ERRORS", "GeneticError", "score", "solve_generetic", "validate"]
@@ -51,6 +51,7 @@ ERRORS: dict[int, str] = {
     -19: "out of memory",
     -20: "problem too large for the solver's layout",
     -21: "a pricing cost outside [-2^40, 2^40]",
+    -22: "pin: a value outside [-2, S)",
 }
 
 CANCEL_POLL_SECONDS = 0.010
@@ -58,6 +59,10 @@ CANCEL_POLL_SECONDS = 0.010
 COLUMN_SHARE = 0.75
 # ... of which the root LP may take this much, or the phase ends with its first roster.
 ROOT_SHARE = 0.25
+# What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
+# package may not import that layer).
+PHASE_COLUMNS = "columns"
+PHASE_GENETIC = "genetic"
 
 
 class GeneticError(ValueError):
@@ -104,7 +109,11 @@ def _shapes(e: int, d: int, s: int) -> dict[str, tuple[int, ...] | None]:
 
 class _Packed:
     """The problem's arrays made C-contiguous with the right dtype, plus the C struct pointing
-    into them. Holding this object keeps every buffer alive for the duration of a C call."""
+    into them. Holding this object keeps every buffer alive for the duration of a C call.
+
+    The C solver knows pins (`pin`, NULL when there are none) but not the previous roster:
+    its change costs reach it as requests (`with_changes_as_requests`), which price every
+    roster exactly as the `changes` rule does."""
 
     def __init__(self, problem: Problem) -> None:
         e, s = len(problem.employee_ids), len(problem.shift_ids)
@@ -134,6 +143,15 @@ class _Packed:
         for a, b in (("on_shift", "on_weight"), ("off_shift", "off_weight")):
             if self.arrays[a].shape != self.arrays[b].shape:
                 raise ValueError(f"{b}: length {self.arrays[b].size} differs from {a}")
+        if problem.previous is not None and problem.change_weight > 0:
+            self._fold_changes(problem, e, d, s)
+        if problem.pin is not None:
+            pin = np.asarray(problem.pin)
+            if pin.shape != (e, d):
+                raise ValueError(f"pin: expected shape {(e, d)}, got {pin.shape}")
+            if pin.dtype.kind not in "iu":
+                raise ValueError(f"pin: expected an integer array, got dtype {pin.dtype}")
+            self.arrays["pin"] = np.ascontiguousarray(pin, dtype=np.int32)
         self.shape = (e, d)
         self.c = ffi.new("gr_problem *")
         c = self.c
@@ -147,6 +165,36 @@ class _Packed:
             buf = ffi.cast(ctype, ffi.from_buffer(self.arrays[name]))
             self._keep.append(buf)
             setattr(c, name, buf)
+        if "pin" in self.arrays:
+            buf = ffi.cast("int32_t *", ffi.from_buffer(self.arrays["pin"]))
+            self._keep.append(buf)
+            c.pin = buf
+        else:
+            c.pin = ffi.NULL
+
+
+    def _fold_changes(self, problem: Problem, e: int, d: int, s: int) -> None:
+        previous = np.asarray(problem.previous)
+        if previous.shape != (e, d):
+            raise ValueError(f"previous: expected shape {(e, d)}, got {previous.shape}")
+        if previous.dtype.kind not in "iu":
+            raise ValueError(f"previous: expected an integer array, got dtype {previous.dtype}")
+        a = self.arrays
+        if not (_csr_ok(a["on_ptr"], a["on_shift"]) and _csr_ok(a["off_ptr"], a["off_shift"])):
+            return  # the C validator names the broken list
+        on, off = changes_as_requests(
+            (a["on_ptr"], a["on_shift"], a["on_weight"]),
+            (a["off_ptr"], a["off_shift"], a["off_weight"]),
+            previous,
+            problem.change_weight,
+            s,
+        )
+        a["on_ptr"], a["on_shift"], a["on_weight"] = on
+        a["off_ptr"], a["off_shift"], a["off_weight"] = off
+
+
+def _csr_ok(ptr: npt.NDArray[Any], items: npt.NDArray[Any]) -> bool:
+    return bool(ptr[0] == 0 and ptr[-1] == items.size and (np.diff(ptr) >= 0).all())
 
 
 def _check(code: int) -> None:
@@ -156,7 +204,8 @@ def _check(code: int) -> None:
 
 def validate(problem: Problem) -> None:
     """Raise ValueError (GeneticError for what only C checks) if the problem is malformed."""
-    _check(lib.gr_validate(_Packed(problem).c))
+    packed = _Packed(problem)  # held: its arrays must outlive the call
+    _check(lib.gr_validate(packed.c))
 
 
 def score(problem: Problem, roster: I32) -> tuple[int, int]:
@@ -225,24 +274,38 @@ def solve_generetic(
     control.refresh = refresh
     outcome = None
     if column_share > 0 and max_evaluations == 0 and not crash_for_test:
+        progress.phase = PHASE_COLUMNS
+
+        def bound(value: float) -> None:
+            progress.lower_bound = float(value)
+
         outcome = solve_by_columns(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
             root_deadline=started + ROOT_SHARE * time_limit,
-            stop=control.cancel.is_set, offer=best.offer, priced=best.count, seed=seed,
+            stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
+            seed=seed,
         )
+    lower_bound = None
+    if outcome is not None and outcome.lower_bound is not None:
+        lower_bound = float(outcome.lower_bound)
+    progress.lower_bound = lower_bound
     remaining = time_limit - (time.monotonic() - started)
     skip_ga = (outcome is not None and outcome.proven_optimal) or control.cancel.is_set()
     roster = np.full(packed.shape, -1, dtype=np.int32)
     ga_offset_ms = (time.monotonic() - started) * 1000.0
     ga_runs = not skip_ga and remaining > 0
     if ga_runs:
+        progress.phase = PHASE_GENETIC
         cfg = ffi.new("gr_config *")
         cfg.time_limit = remaining
         cfg.seed = seed
         cfg.population = population
         cfg.crash_for_test = 1 if crash_for_test else 0
         cfg.max_evaluations = max_evaluations
+        start = _start_of(problem, packed)
+        if start is not None:
+            cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
         _check(_run_ga(packed, cfg, ga_prog, roster, control))
     refresh()
     first_ms = [best.first_ms] if best.first_ms is not None else []
@@ -257,6 +320,10 @@ def solve_generetic(
             best_ms = ga_offset_ms + int(ga_prog.best_ms) if int(ga_prog.best_ms) >= 0 else None
     if final is None:
         final = roster
+    # The search keeps every pin it can (they cost more than any move gains); where the other
+    # hard rules leave no row that keeps them all, the pins still win: the contract is that a
+    # pinned cell is never changed, and the breakdown then shows what broke instead.
+    final = set_pins(problem, final)
     cancelled = bool(ga_prog.cancelled) or control.cancel.is_set()
     return SolverRun(
         roster=final,
@@ -268,7 +335,23 @@ def solve_generetic(
         # the GA's own verdict; without it, the column phase used the whole limit unless it
         # proved its roster optimal
         timed_out=bool(ga_prog.timed_out) if ga_runs else not cancelled and not skip_ga,
+        lower_bound=lower_bound,
     )
+
+
+def _start_of(problem: Problem, packed: _Packed) -> npt.NDArray[np.int32] | None:
+    """Where the GA starts a re-roster: the previous roster with its pins set and nothing on a
+    fixed day off (an absence), which the search then repairs with few changes. On a long
+    horizon, where the column phase's row DP gives up, a greedy start that knows nothing of
+    the previous roster would leave the search hundreds of changes to undo."""
+    if problem.previous is None:
+        return None
+    previous = np.asarray(problem.previous)
+    if previous.shape != packed.shape:
+        return None  # _Packed's check names it when the changes are priced
+    start = np.where(packed.arrays["day_off"] == 1, -1, np.maximum(previous, -1))
+    start = np.where(start >= packed.arrays["length"].size, -1, start).astype(np.int32)
+    return np.ascontiguousarray(set_pins(problem, start), dtype=np.int32)
 
 
 class _Best:

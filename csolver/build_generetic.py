@@ -50,6 +50,7 @@ typedef struct {
     const int32_t *cover_req;
     const int32_t *cover_under;
     const int32_t *cover_over;
+    const int32_t *pin;
 } gr_problem;
 
 typedef struct {
@@ -58,6 +59,7 @@ typedef struct {
     int32_t population;
     int32_t crash_for_test;
     int64_t max_evaluations;
+    const int32_t *start;
 } gr_config;
 
 typedef struct {

@@ -57,7 +57,7 @@ NEGATIVE = -1e-5
 ARTIFICIAL = 1e9
 # Above these sizes the master or the cost table is too large to be worth a try in seconds.
 MAX_COVER_ROWS = 4096
-MAX_COST_ENTRIES = 1 << 22
+MAX_COST_ENTRIES = 1 << 20
 # Wentges smoothing of the root's cover prices toward those of the best Lagrangian bound so far.
 SMOOTH = 0.5
 # Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
@@ -87,6 +87,7 @@ REGION_LP_SHARE = 0.5
 MIN_WINDOW = 7
 FORBIDDEN = np.iinfo(np.int64).max
 UNKNOWN = np.iinfo(np.int64).min
+PIN_FREE = -2  # GR_FREE: a cell the request does not pin
 # gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
 CAPPED = -2
 COST_LIMIT = 1 << 40
@@ -290,6 +291,8 @@ def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
     c.n_employees, c.n_days, c.n_shifts = n, d, s
     c.n_weekends = c_problem.n_weekends
     c.n_on = c.n_off = 0
+    if "pin" in arrays:
+        keep["pin"] = np.ascontiguousarray(arrays["pin"][emps])
     casts = []
     for name, buf in keep.items():
         ptr = ffi.cast("uint8_t *" if buf.dtype == np.uint8 else "int32_t *",
@@ -325,8 +328,23 @@ class _Problem:
         self.over = np.asarray(arrays["cover_over"], np.float64).reshape(d, s)
         self.pricer = _Pricer(c_problem, e, d, s)
         self.stop, self._offer, self.priced = stop, offer, priced
+        # cells pinned by the request (GR_FREE = -2: not pinned); every priced row keeps them
+        pin = arrays.get("pin")
+        self.pin = None if pin is None else np.asarray(pin, np.int32).reshape(e, d)
         self.best: int | None = None
         self.roster: npt.NDArray[np.int32] | None = None
+
+    def hold_pins(self, cost: npt.NDArray[np.int64], emps: npt.NDArray[np.intp]) -> None:
+        """Forbids every value of a pinned cell but its pin in a cost table [emps, D, S+1]."""
+        if self.pin is None:
+            return
+        i, day = np.nonzero(self.pin[emps] != PIN_FREE)
+        if i.size:
+            val = self.pin[emps[i], day]
+            keep = np.where(val < 0, self.s, val)
+            kept = cost[i, day, keep]
+            cost[i, day, :] = FORBIDDEN
+            cost[i, day, keep] = kept
 
     def score(self, roster: npt.NDArray[np.int32]) -> int | None:
         hard = ffi.new("int64_t *")
@@ -415,6 +433,7 @@ class _Sub:
         table[:, :, :s] -= at[None, :, :]
         cost = self.template.copy()
         cost[:, a:b, :] = np.clip(np.rint(table * SCALE), -COST_LIMIT, COST_LIMIT)
+        pb.hold_pins(cost, self.region.emps)
         for (i, day), val in self.fixed.items():
             keep = cost[i, a + day, val]
             cost[i, a + day, :] = FORBIDDEN
@@ -517,6 +536,7 @@ def solve_by_columns(
     start: npt.NDArray[np.int32] | None = None,
     root: bool = True,
     improve: bool = False,
+    bound: Callable[[float], None] = lambda b: None,
 ) -> ColumnOutcome | None:
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
@@ -526,8 +546,8 @@ def solve_by_columns(
     fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
     Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
     skips the root. Returns None when the problem is too large for the cost table; `offer`
-    sees each better roster and `priced` the number of rows each pricing round computed
-    (progress)."""
+    sees each better roster, `priced` the number of rows each pricing round computed and
+    `bound` the lower bound once the root has one (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
     if e * d * (s + 1) > MAX_COST_ENTRIES:
@@ -543,6 +563,7 @@ def solve_by_columns(
     # time is the GA's.
     began = time.monotonic()
     costs0 = np.ascontiguousarray(np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT))
+    pb.hold_pins(costs0, np.arange(e))
     first = np.arange(min(e, PROBE_EMPLOYEES))
     probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
     rows_a, hard_a = probe.price(np.ascontiguousarray(costs0[first]))
@@ -570,6 +591,8 @@ def solve_by_columns(
     if root and d * s <= MAX_COVER_ROWS:
         converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH)
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
+    if lower is not None:
+        bound(lower)
     _log.debug("root: converged %s, LP %.1f, bound %s, %d rows", converged,
                root_sub.master.objective(), lower, len(root_sub.master.rows))
 

@@ -29,7 +29,7 @@ from faststream.specification import AsyncAPI
 from pydantic import BaseModel, TypeAdapter
 
 from shared.jobs import events, messages
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.roster.model import SolveRequest, SolveResult
 from shared.settings import Settings
 
@@ -144,20 +144,25 @@ def docs_app(settings: Settings | None = None) -> FastStream:
         "string fields; exactly one terminal event per job id. Consumers read it with "
         "XREADGROUP in a group of their own.",
     )
-    reader(
-        names.jobs,
-        "solver",
-        messages.Job,
-        f"{names.jobs}:solver",
-        "Internal. Validated jobs, written by intake and by triage (retries, delayed jobs).",
-    )
-    reader(
-        names.fallback,
-        "fallback",
-        messages.FallbackJob,
-        f"{names.fallback}:fallback",
-        "Internal. Jobs whose primary solve failed, with the error; solved with greedy.",
-    )
+    for p in READ_ORDER:
+        # One stream per priority, read highest first (docs/decisions/0016-priorities.md).
+        jobs, fallback = names.jobs_for(p), names.fallback_for(p)
+        reader(
+            jobs,
+            "solver",
+            messages.Job,
+            f"{jobs}:solver",
+            f"Internal. Validated {p.value}-priority jobs, written by intake and by triage "
+            "(retries, delayed jobs); the solver reads high, then normal, then low.",
+        )
+        reader(
+            fallback,
+            "fallback",
+            messages.FallbackJob,
+            f"{fallback}:fallback",
+            f"Internal. {p.value.capitalize()}-priority jobs whose primary solve failed, with "
+            "the error; solved with greedy, high first.",
+        )
     reader(
         names.failures,
         "triage",

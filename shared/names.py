@@ -4,7 +4,8 @@ Keys that one Lua script or transaction touches must live in one Redis Cluster s
 Cluster hashes a key on its hash tag (the text in its first `{...}`) when it has one, else on
 the whole key. Two families of side keys follow from that:
 
-- keys that go with a stream (the delay schedule with `solver.jobs`, the terminal guards and the
+- keys that go with a stream (the delay schedules and the high and low priority streams with
+  `solver.jobs`, the priority streams of `solver.fallback` with it, the terminal guards and the
   replay marks with `solver-events`) carry the stream's slot: `{<stream>}:...`, or, when the
   stream name has a hash tag of its own (a prefix like `{prod}:` puts a whole deployment in one
   slot), the stream name itself followed by the suffix, which keeps that tag;
@@ -21,7 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shared.roster.model import Priority
 from shared.settings import Settings, hash_tag
+
+# The order in which a priority hop reads its streams (shared/streaming/priority.py).
+READ_ORDER: tuple[Priority, ...] = (Priority.HIGH, Priority.NORMAL, Priority.LOW)
 
 
 def colocated(stream: str, suffix: str) -> str:
@@ -71,6 +76,41 @@ class Names:
     def schedule(self) -> str:
         return colocated(self.jobs, ":schedule")
 
+    @property
+    def scheduled(self) -> str:
+        """The entries of `not_before` jobs by job id (a hash beside the schedule), so that a
+        cancel can take one out at once (shared/jobs/schedule.py)."""
+        return colocated(self.jobs, ":scheduled")
+
+    # Redis Streams have no priorities: a prioritized hop has one stream per priority, read
+    # highest first (docs/decisions/0016-priorities.md). `normal` keeps the hop's own name, so
+    # entries written before priorities existed are still read; the others share its slot so
+    # one script can read all three.
+    def jobs_for(self, priority: Priority | str) -> str:
+        return _by_priority(self.jobs, priority)
+
+    def fallback_for(self, priority: Priority | str) -> str:
+        return _by_priority(self.fallback, priority)
+
+    def schedule_for(self, priority: Priority | str) -> str:
+        """The delay schedule of one priority (promote_due.lua moves it into `jobs_for`)."""
+        p = Priority(priority)
+        if p is Priority.NORMAL:
+            return self.schedule
+        return colocated(self.jobs, ":schedule:" + p.value)
+
+    def prioritized(self, stream: str) -> tuple[str, ...]:
+        """A prioritized hop's streams in read order (`jobs` or `fallback`); another stream
+        alone."""
+        if stream in (self.jobs, self.fallback):
+            return tuple(_by_priority(stream, p) for p in READ_ORDER)
+        return (stream,)
+
+    def inputs(self, service: str) -> tuple[tuple[str, str], ...]:
+        """(stream, group) of every stream the service reads, in read order."""
+        stream, group = self.groups[service]
+        return tuple((s, group) for s in self.prioritized(stream))
+
     def terminal(self, job_id: str) -> str:
         return colocated(self.events, ":terminal:" + job_id)
 
@@ -92,6 +132,12 @@ class Names:
         so one script can claim the id and append the intake entry (services/bridge/)."""
         return "{" + self.intake + "}:bridged:" + job_id
 
+    @property
+    def alerts(self) -> str:
+        """What the intake saw go wrong on its stream (services/intake/watch.py), for stats,
+        health and the console."""
+        return f"{self.prefix}alerts"
+
     def bridge_heartbeat(self, consumer: str) -> str:
         return f"{self.prefix}bridge:heartbeat:{consumer}"
 
@@ -107,3 +153,10 @@ class Names:
     def replay_mark(self, job_id: str) -> str:
         """Which dead letter of this job a replay last cleared the keys for."""
         return self._job_key("replay", job_id)
+
+
+def _by_priority(stream: str, priority: Priority | str) -> str:
+    p = Priority(priority)
+    if p is Priority.NORMAL:
+        return stream
+    return colocated(stream, ":" + p.value)

@@ -91,12 +91,17 @@ class Settings(BaseSettings):
     events_maxlen: int = Field(default=100_000, ge=100)
     dead_maxlen: int = Field(default=100_000, ge=100)
     # Dead letters older than this are trimmed by triage (XTRIM MINID) every trim interval;
-    # intake trims its input (written by foreign producers, maybe untrimmed) as often.
+    # intake trims what it consumed of its input (written by foreign producers, maybe
+    # untrimmed, maybe 8 MiB an entry) and the notifier the outcomes it published as often:
+    # memory is bounded by what is done with leaving at once (shared/streaming/retention.py).
     dead_max_age_seconds: int = Field(default=30 * 24 * 3600, ge=1)
-    trim_interval_seconds: float = Field(default=60.0, gt=0)
+    trim_interval_seconds: float = Field(default=1.0, gt=0)
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)
+    # The furthest ahead a `not_before` may lie: beyond it the request is `invalid`. A
+    # scheduled job holds its whole request in Redis until it is due (docs/services.md).
+    not_before_horizon_seconds: int = Field(default=90 * 24 * 3600, ge=1)
 
     retry_base_seconds: float = Field(default=1.0, gt=0)
     retry_factor: float = Field(default=2.0, ge=1)
@@ -108,6 +113,10 @@ class Settings(BaseSettings):
     reclaim_idle_ms: int = Field(default=30_000, ge=50)
     reclaim_poll_ms: int = Field(default=1_000, ge=10)
     max_deliveries: int = Field(default=5, ge=1)
+    # A waiting low-priority job older than this competes with normal jobs as if it had been
+    # queued this much later, so a steady flow of normal jobs cannot starve it for ever
+    # (docs/decisions/0016-priorities.md). 0: low jobs compete as normal at once.
+    priority_aging_seconds: float = Field(default=300.0, ge=0)
     graceful_timeout: float = Field(default=25.0, gt=0)
     # FastStream's own "Received"/"Processed" lines, one pair per read batch: they carry no job
     # id, and at INFO they cost ~0.5 ms of an idle job's latency (bench/README.md). Errors
@@ -199,7 +208,7 @@ class Settings(BaseSettings):
                 f"SHIFTSTREAM_PREFIX: {prefix!r} opens a {{hash tag}} it does not close; "
                 "use a tag like {prod}: or no brace"
             )
-        for field in ("stream_jobs", "stream_events"):
+        for field in ("stream_jobs", "stream_fallback", "stream_events"):
             name = self.name(getattr(self, field))
             if "}" in name and hash_tag(name) is None:
                 raise ValueError(

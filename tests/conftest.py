@@ -7,6 +7,7 @@ supervisor) with a unique key prefix per stack, so stacks never see each other's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -39,6 +40,10 @@ FAST_ENV = {
     "SCHEDULE_POLL_MS": "100",
     "SOLVER_MAX_JSON_BYTES": "200000",
     "WORKER_CONCURRENCY": "2",
+    # Tests read the intake stream's and `solver.outcomes`' history to see what went where:
+    # keep it (one trim at start-up, then none). The trimming itself is tested with its own
+    # interval (tests/test_retention.py, tests/test_hostile_producer.py).
+    "TRIM_INTERVAL_SECONDS": "3600",
 }
 
 
@@ -159,11 +164,22 @@ class Stack:
         return out
 
     def pending(self, service: str) -> int:
-        stream, group = self.names.groups[service]
-        try:
-            return int(self.redis.xpending(stream, group)["pending"])
-        except redis.ResponseError:
-            return 0
+        """Entries the service's group holds unacked, over all its input streams (a
+        prioritized hop has one per priority)."""
+        total = 0
+        for stream, group in self.names.inputs(service):
+            with contextlib.suppress(redis.ResponseError):  # no stream or group yet
+                total += int(self.redis.xpending(stream, group)["pending"])
+        return total
+
+    def started(self, service: str) -> int:
+        """How many processes of a service have started consuming, by their logs (Redis lists a
+        consumer only once it has been served an entry, so the group cannot tell)."""
+        assert self.supervisor.log_dir is not None
+        return sum(
+            "started successfully" in p.read_text(errors="replace")
+            for p in self.supervisor.log_dir.glob(f"{service}-*.log")
+        )
 
     def job(self, job_id: str) -> dict[str, str]:
         return dict(self.redis.hgetall(self.names.job(job_id)))

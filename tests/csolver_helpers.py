@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
 import numpy as np
 
-from shared.roster.compiled import I32, Problem, compile_request, weekend_index
+from shared.roster.compiled import FREE, I32, Problem, compile_request, weekend_index
 from shared.roster.curtois import bench_dir, load_curtois
 
 BENCH = bench_dir()
@@ -71,3 +72,27 @@ def random_problem(rng: np.random.Generator, e: int, d: int, s: int,
         cover_under=ints(0, 200, (d, s)),
         cover_over=ints(0, 5, (d, s)),
     )
+
+
+def with_repair(p: Problem, rng: np.random.Generator, pin_share: float = 0.2,
+                change_weight: int | None = None) -> Problem:
+    """`p` with random pins (a share of the cells, each pinned to a random value, day off
+    included, whether the request would allow it or not) and a random previous roster with a
+    few cells left out, so both the `pinned` and the `changes` rules have work."""
+    e, d = p.n_employees, p.n_days
+    pin = np.full((e, d), FREE, dtype=np.int32)
+    chosen = rng.random((e, d)) < pin_share
+    pin[chosen] = rng.integers(-1, p.n_shifts, size=int(chosen.sum()), dtype=np.int32)
+    previous = random_roster(p, rng)
+    previous[rng.random((e, d)) < 0.1] = FREE
+    weight = int(rng.integers(0, 30)) if change_weight is None else change_weight
+    return dataclasses.replace(p, pin=pin, previous=previous, change_weight=weight)
+
+
+def pinned_roster(p: Problem, rng: np.random.Generator, keep_share: float = 0.8) -> I32:
+    """A random roster that keeps most pins (and so breaks a few)."""
+    r = random_roster(p, rng, float(rng.random()))
+    if p.pin is not None:
+        keep = (p.pin != FREE) & (rng.random(r.shape) < keep_share)
+        r[keep] = p.pin[keep]
+    return r

@@ -35,12 +35,15 @@ from shared.cli.devrunner import (
     server_binary,
     service_env,
 )
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.settings import Settings
 from tests.conftest import FAST_ENV, request_json
 
 EMIT_EVENT = (Path(__file__).parents[1] / "services/notifier/emit_event.lua").read_text()
 PROMOTE_DUE = (Path(__file__).parents[1] / "shared/jobs/promote_due.lua").read_text()
+PRIORITY_READ = (
+    Path(__file__).parents[1] / "shared/streaming/priority_read.lua"
+).read_text()
 HAND_OVER = (Path(__file__).parents[1] / "services/bridge/hand_over.lua").read_text()
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,6 +162,12 @@ def test_monolith_publishes_and_follows_events_only(acl_server: AclServer) -> No
     assert refused(mono, "FLUSHALL")
     assert refused(mono, "KEYS", "*")
     assert refused(mono, "HGETALL", n.job("acl-1"))
+    # Groups are not keys: the ACL cannot name the monolith's own group, so it may ack in
+    # any group of the events stream (docs/publishing.md), but not destroy one, nor leave db 0.
+    assert refused(mono, "XGROUP", "DESTROY", n.events, "monolith")
+    assert refused(mono, "XGROUP", "SETID", n.events, "monolith", "$")
+    assert refused(mono, "SELECT", "1")
+    assert not refused(mono, "SELECT", "0")
 
 
 def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None:
@@ -228,6 +237,52 @@ def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
     assert triage.zrem(n.schedule, "retry") == 1
 
 
+def test_retention_runs_under_its_users(acl_server: AclServer) -> None:
+    """Intake trims what it consumed of the intake stream, the notifier the outcomes it
+    published, triage the dead letters past their age: each with its own rights only."""
+    import asyncio
+
+    from services.triage.triage import trim_dead
+    from shared.connection.factory import async_client
+    from shared.streaming.retention import trim_consumed
+
+    n = acl_server.names
+    admin = acl_server.client("admin")
+    for service, stream in (("intake", n.intake), ("notifier", n.outcomes)):
+        _, group = n.groups[service]
+        with contextlib.suppress(redis.ResponseError):
+            admin.xgroup_create(stream, group, id="0", mkstream=True)
+        admin.xadd(stream, {"a": "1"})
+        c = acl_server.client(service)
+        for _, entries in c.xreadgroup(group, "c1", {stream: ">"}) or []:
+            c.xack(stream, group, *[i for i, _ in entries])
+
+        async def trim(user: str = service, stream: str = stream, group: str = group) -> int:
+            client = async_client(Settings(redis_url=acl_server.url(user)))
+            try:
+                return await trim_consumed(client, stream, group)
+            finally:
+                await client.aclose()
+
+        asyncio.run(trim())
+        assert admin.xlen(stream) == 0, service
+        assert refused(c, "XTRIM", n.jobs, "MAXLEN", "0"), service
+    admin.xadd(n.dead, {"a": "1"})
+
+    async def dead_trimmed() -> int:
+        client = async_client(Settings(redis_url=acl_server.url("triage")))
+        try:
+            return await trim_dead(client, n.dead, -60)  # every letter is past this age
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(dead_trimmed()) >= 1
+    assert admin.xlen(n.dead) == 0
+    triage = acl_server.client("triage")
+    assert refused(triage, "XTRIM", n.failures, "MAXLEN", "0")
+    assert refused(triage, "XRANGE", n.dead, "-", "+")
+
+
 def test_what_waits_for_replicas_may_wait(acl_server: AclServer) -> None:
     """With Sentinel the notifier fences and WAITs before a batch's events, and the monolith
     WAITs after its XADD (decision 0012): each with its own rights, nothing more."""
@@ -277,7 +332,24 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     triage = acl_server.client("triage")
     triage.zadd(n.schedule, {"member": 0})
     promote = triage.register_script(PROMOTE_DUE)
-    assert promote(keys=[n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    assert promote(
+        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"]
+    )
+    # Every priority's schedule into its stream (shared/jobs/schedule.py).
+    triage.zadd(n.schedule_for("high"), {"urgent": 0})
+    pairs = [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
+    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    # The priority read (shared/streaming/priority_read.lua) under the solver and the fallback.
+    for user, stream, group in (("solver", n.jobs, "solver"), ("fallback", n.fallback, "fallback")):
+        client = acl_server.client(user)
+        streams = n.prioritized(stream)
+        for s in streams:
+            with contextlib.suppress(redis.ResponseError):
+                client.xgroup_create(s, group, id="0", mkstream=True)
+        read = client.register_script(PRIORITY_READ)
+        kind, _ = read(keys=list(streams), args=[group, "c", "10", "1000"])
+        assert int(kind) in (0, 1)
+        client.xread({s: "0-0" for s in streams}, count=1, block=1)
     # The same script under a user without the key is refused, inside the script.
     solver = acl_server.client("solver")
     with pytest.raises(redis.ResponseError):
@@ -443,13 +515,16 @@ def test_console_reads_everything_and_writes_only_its_actions(
             except OSError:
                 pass
             assert proc.poll() is None and time.monotonic() < deadline, (
-                (tmp_path / "console.log").read_text()
-            )
+                tmp_path / "console.log"
+            ).read_text()
             time.sleep(0.2)
         for path in ("/", "/jobs", "/dead", "/dead/dl-acl-1", "/jobs/acl-dead"):
             status, text = call(path)
             assert status == 200 and "NOPERM" not in text, (
-                path, status, text[-300:], (tmp_path / "console.log").read_text()[-3000:]
+                path,
+                status,
+                text[-300:],
+                (tmp_path / "console.log").read_text()[-3000:],
             )
         assert call("/jobs/acl-dead/cancel", {})[0] in (200, 303)
         # The replay redirects to the job's page, whose record the replay just cleared (no

@@ -56,3 +56,33 @@ def test_cover_bounds_name_the_capacity_each_instance_lacks() -> None:
     one = nobody.copy()
     one[0, 3] = int(np.nonzero(p.cover_req[3])[0][0])  # one shift where it is asked for
     assert uncovered(p, one)[0] == i8.demand - 1
+
+
+def test_family_runs_exactly_the_long_and_large_instances() -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_solver import options, parse_range
+
+    args = options(["--family"])
+    assert parse_range(args.instances) == [13, 15, 17, 18, 20, 22, 24]
+    assert args.time == 60.0 and len(parse_range(args.seeds)) >= 3 and args.jobs == 1
+    assert args.no_generated and args.no_largest and args.no_parallel
+    assert parse_range(options(["--family", "--seeds", "1"]).seeds) == [1]
+
+
+def test_the_instance_table_has_means_bounds_and_peak_memory() -> None:
+    """One table row per instance over its seeds, and the mean gap row."""
+    out = subprocess.run(
+        [sys.executable, "bench/bench_solver.py", "--instances", "2-3", "--seeds", "1-2",
+         "--time", "5", "--no-generated", "--no-parallel", "--no-largest"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=True).stdout
+    table = out[out.index("per instance, 2 seed(s) each"):]
+    rows = re.findall(r"^Instance(\d+)\s+(\d+)x(\d+)x(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+"
+                      r"(\d+)\s+(\d)/2\s+(\d+)\s+(\d+)\s+(\d+)$", table, re.M)
+    assert [r[0] for r in rows] == ["2", "3"], table
+    for i, days, staff, _, best, penalty, gap, hard, feasible, _, bound, peak in rows:
+        assert (days, staff) == {"2": ("14", "14"), "3": ("14", "20")}[i]
+        # Instances 2 and 3 are proven optimal in well under a second: the bound is the optimum
+        assert int(bound) == int(best) == round(float(penalty))
+        assert float(gap) == 0 and hard == "0" and feasible == "2" and int(peak) > 0
+    assert re.search(r"^mean gap\s+0\.00  over 2 of 2 instances", table, re.M), table
+    assert "infeasible runs: none" in table

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from bullmq import Queue
 
+from shared.names import READ_ORDER
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.model import SolveRequest, SolveResult
@@ -94,6 +95,15 @@ def solves(stack: Stack, job_id: str) -> int:
     )
 
 
+def queued_in(stack: Stack, job_id: str) -> set[str]:
+    """The priorities of the `solver.jobs` streams the job was queued in."""
+    return {
+        p.value
+        for p in READ_ORDER
+        if any(r.get("job_id") == job_id for r in stack.records(stack.names.jobs_for(p)))
+    }
+
+
 def bull_events(stack: Stack, job_id: str) -> Counter[str]:
     """BullMQ's own events of the job (what QueueEvents reads), by name."""
     rows = stack.redis.xrange(f"{bull_prefix(stack)}:{QUEUE}:events")
@@ -153,6 +163,9 @@ def test_a_bullmq_job_gets_progress_and_the_roster_as_return_value(bridged: Stac
     (entry,) = intake_entries(bridged, job_id)
     assert entry["type"] == "solve" and entry["priority"] == "high"
     assert json.loads(entry["payload"]) == json.loads(payload)
+    # ... and queued as one: in the high stream, which the solvers read first.
+    assert queued_in(bridged, job_id) == {"high"}
+    assert bridged.job(job_id)["priority"] == "high"
     assert solves(bridged, job_id) == 1
     assert [e["type"] for e in bridged.terminal(job_id)] == ["solver.completed"]
 
@@ -195,6 +208,8 @@ def test_delay_and_priority_reach_the_intake_entry(bridged: Stack) -> None:
     assert state == "completed"
     (entry,) = intake_entries(bridged, job_id)
     assert entry["priority"] == "low" and entry["payload"] == payload
+    # Delayed, it waited in the low schedule, and triage moved it into the low stream.
+    assert queued_in(bridged, job_id) == {"low"}
     from services.intake.verdict import parse_not_before
 
     assert parse_not_before(entry["not_before"]) == pytest.approx((added + 300) / 1000)

@@ -400,7 +400,7 @@ def test_stats_watch_into_a_pipe_writes_every_frame_at_once(stack: Stack) -> Non
 def test_progress_says_what_each_phase_of_the_solver_is_doing(make_stack: StackFactory) -> None:
     """Instance 5 is not proven optimal by column generation: its solve runs both phases."""
     stack = make_stack(env={"SOLVER_MAX_TIME_LIMIT": "60"})
-    job = stack.submit(curtois_json(5, time_limit=8.0))
+    job = stack.submit(curtois_json(5, time_limit=12.0))
     stack.wait_terminal(job, timeout=90)
     progress = [e for e in stack.events(job) if e["type"] == "solver.progress"]
     phases = [e["phase"] for e in progress]
@@ -416,6 +416,33 @@ def test_progress_says_what_each_phase_of_the_solver_is_doing(make_stack: StackF
                 done, expected = map(int, e["generation"].split("/"))
                 assert 0 < done <= expected, e
     assert any(e["best_score"] for e in progress)
+    # The column phase's LP bound, once its root LP converged (in well under a second on an
+    # idle machine; the limit leaves it 3 s),
+    # with the gap of the best roster against it; the GA keeps saying it.
+    bounds = {e["lower_bound"] for e in progress if e["lower_bound"]}
+    assert len(bounds) == 1, progress
+    (bound,) = bounds
+    assert int(bound) <= 1143  # Instance 5's proven optimum
+    assert any(f"LP bound {bound} (gap " in e["message"] for e in progress if
+               e["phase"] == "columns"), progress
+    # The completed event and the result carry the proof.
+    (done,) = [e for e in stack.events(job) if e["type"] == "solver.completed"]
+    stats = json.loads(done["result"])["stats"]
+    penalty = json.loads(done["result"])["score"]["penalty"]
+    assert done["lower_bound"] == bound and stats["lower_bound"] == int(bound)
+    assert float(done["gap"]) == pytest.approx(stats["gap"], abs=1e-4)
+    assert stats["gap"] == pytest.approx((penalty - int(bound)) / int(bound))
+    assert done["proven_optimal"] == ("true" if penalty == int(bound) else "false")
+    # `status` and `watch` show them beside the penalty
+    status = shiftstream("status", job, env=on(stack))
+    record = json.loads(status.stdout)
+    assert (record["penalty"], record["lower_bound"]) == (str(penalty), bound), record
+    assert record["proven_optimal"] == done["proven_optimal"] and record["gap"] == done["gap"]
+    watched = shiftstream("watch", job, env=on(stack))
+    assert watched.returncode == 0, watched.stderr
+    proof = (f"proven optimal (bound {bound})" if penalty == int(bound)
+             else f"bound {bound}, gap {stats['gap']:.2%}")
+    assert f"feasible: 0 hard, penalty {penalty}; {proof}" in watched.stderr, watched.stderr
 
 
 # ------------------------------------------------------------------ fixtures' own hygiene

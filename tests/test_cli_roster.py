@@ -116,3 +116,64 @@ def test_evaluate_rejects_a_roster_of_the_wrong_shape(tmp_path: Path) -> None:
     result = runner.invoke(app, ["evaluate", str(BENCH / "Instance1.txt"), str(short)])
     assert result.exit_code == 2
     assert "1 rows, the instance has 8 employees" in result.stderr
+
+
+def test_repair_builds_a_request_that_solve_and_evaluate_count_changes_of(
+        tmp_path: Path) -> None:
+    instance = BENCH / "Instance1.txt"
+    published = tmp_path / "published.json"
+    published.write_text(run("solve", instance, "--time-limit", "1", "-q", "-o", "json"))
+    request = tmp_path / "repair.json"
+    request.write_text(run("repair", instance, published, "--absent", "A:5-7",
+                           "--absent", "B:6", "--freeze-before", "5"))
+    doc = json.loads(request.read_text())
+    assert doc["freeze_before_day"] == 5 and len(doc["previous"]) == len(doc["employees"])
+    assert {5, 6, 7} <= set(doc["employees"][0]["days_off"])
+    table = run("solve", request, "--time-limit", "1", "-q", "-o", "table")
+    assert "cells changed" in table and "changes" in table
+    solved = json.loads(run("solve", request, "--time-limit", "1", "-q", "-o", "json"))
+    roster = tmp_path / "roster.tsv"
+    roster.write_text(
+        "".join("\t".join(s or "" for s in a["shifts"]) + "\n" for a in solved["assignments"])
+    )
+    report = json.loads(run("evaluate", request, roster, "--json"))
+    assert report["changes"] == solved["changes"]
+    assert f"{solved['changes']} cells changed" in run("evaluate", request, roster)
+    # the TSV layout of the published roster is read too
+    tsv = tmp_path / "published.tsv"
+    tsv.write_text(run("solve", instance, "--time-limit", "1", "-q", "-o", "tsv"))
+    assert json.loads(run("repair", instance, tsv, "--absent", "A:5-7"))["previous"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--absent", "A:3-4", "--freeze-before", "5"], "before the frozen day 5"),
+     (["--absent", "ZZ:3"], "unknown employee 'ZZ'"),
+     (["--absent", "A3"], "expected EMPLOYEE:DAY-DAY")],
+)
+def test_repair_refuses_what_cannot_be_honoured(tmp_path: Path, args: list[str],
+                                               message: str) -> None:
+    published = tmp_path / "published.json"
+    published.write_text(run("solve", BENCH / "Instance1.txt", "--time-limit", "0.2", "-q"))
+    result = runner.invoke(app, ["repair", str(BENCH / "Instance1.txt"), str(published), *args])
+    assert result.exit_code == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_solve_shows_the_bound_and_the_proof() -> None:
+    """Instance 2 is proven optimal by column generation in well under a second: the result and
+    the line beside it say so; the greedy proves nothing and says nothing of a bound."""
+    result = runner.invoke(
+        app, ["solve", str(BENCH / "Instance2.txt"), "--time-limit", "20", "--quiet"]
+    )
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(result.stdout)["stats"]
+    assert (stats["lower_bound"], stats["gap"], stats["proven_optimal"]) == (828, 0.0, True)
+    shown = runner.invoke(
+        app, ["solve", str(BENCH / "Instance2.txt"), "--time-limit", "20", "-o", "tsv"]
+    )
+    assert "feasible: 0 hard, penalty 828; proven optimal (bound 828)" in shown.stderr
+    greedy = runner.invoke(
+        app, ["solve", str(BENCH / "Instance2.txt"), "--solver", "greedy", "-o", "table"]
+    )
+    assert "feasible: 0 hard, penalty" in greedy.stdout and "bound" not in greedy.stdout

@@ -35,6 +35,12 @@ from tests.test_jobs_cli import test_submit_watch_status as test_cli_submit_watc
 from tests.test_monolith_node import (
     test_node_monolith_gets_a_roster as test_node_monolith_on_a_cluster,
 )
+from tests.test_priority import (
+    test_a_worker_killed_holding_jobs_of_every_priority_loses_and_doubles_none as test_priority_reclaim_on_a_cluster,  # noqa: E501
+)
+from tests.test_priority import (
+    test_waiting_jobs_are_solved_highest_priority_first as test_priority_order_on_a_cluster,
+)
 from tests.test_services import (
     test_cancel_of_a_queued_job as test_cancel_queued_on_a_cluster,
 )
@@ -75,6 +81,8 @@ FLOWS = (
     test_fallback_on_a_cluster,
     test_cli_submit_watch_on_a_cluster,
     test_node_monolith_on_a_cluster,
+    test_priority_order_on_a_cluster,
+    test_priority_reclaim_on_a_cluster,
 )
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from redis.crc import key_slot
 
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.settings import Settings, hash_tag, settings_error
 
 NAME_CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
@@ -36,11 +36,11 @@ def one_slot(*keys: str) -> bool:
     return len({slot(k) for k in keys}) == 1
 
 
-def names_for(prefix: str, jobs: str, events: str) -> Names:
+def names_for(prefix: str, jobs: str, events: str, fallback: str = "") -> Names:
     try:
         s = Settings(
             shiftstream_prefix=prefix, stream_jobs=jobs or "solver.jobs",
-            stream_events=events or "solver-events",
+            stream_events=events or "solver-events", stream_fallback=fallback or "solver.fallback",
         )  # fmt: skip
     except ValidationError:
         assume(False)
@@ -49,13 +49,23 @@ def names_for(prefix: str, jobs: str, events: str) -> Names:
 
 
 @settings(max_examples=400, deadline=None)
-@given(prefix=names_text, jobs=names_text, events=names_text, job_id=job_ids, dl=job_ids)
+@given(
+    prefix=names_text, jobs=names_text, events=names_text, fallback=names_text, job_id=job_ids,
+    dl=job_ids,
+)  # fmt: skip
 def test_each_script_and_transaction_touches_one_slot(
-    prefix: str, jobs: str, events: str, job_id: str, dl: str
+    prefix: str, jobs: str, events: str, fallback: str, job_id: str, dl: str
 ) -> None:
-    n = names_for(prefix, jobs, events)
-    # shared/jobs/promote_due.lua
-    assert one_slot(n.schedule, n.jobs)
+    n = names_for(prefix, jobs, events, fallback)
+    schedules = [n.schedule_for(p) for p in READ_ORDER]
+    # shared/jobs/promote_due.lua: the not_before entries, every priority's schedule and stream
+    assert one_slot(n.scheduled, *schedules, *(n.jobs_for(p) for p in READ_ORDER))
+    # services/intake/watch_stream.lua touches the intake stream alone.
+    # shared/jobs/schedule.py: a cancel's pipeline (ZREM from each schedule, HDEL)
+    assert one_slot(*schedules, n.scheduled)
+    # shared/streaming/priority_read.lua (and the XREAD that waits on the same streams)
+    assert one_slot(*n.prioritized(n.jobs))
+    assert one_slot(*n.prioritized(n.fallback))
     # services/notifier/emit_event.lua
     assert one_slot(n.terminal(job_id), n.events)
     # shared/jobs/replay_keys.lua
@@ -93,6 +103,7 @@ def test_the_default_names_spread_over_slots() -> None:
         ({"shiftstream_prefix": "{prod:"}, "SHIFTSTREAM_PREFIX"),
         ({"shiftstream_prefix": "x{}"}, "SHIFTSTREAM_PREFIX"),
         ({"stream_jobs": "a}b"}, "STREAM_JOBS"),
+        ({"stream_fallback": "f}b"}, "STREAM_FALLBACK"),
         ({"stream_events": "ev{}x"}, "STREAM_EVENTS"),
     ],
 )

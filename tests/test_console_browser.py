@@ -151,6 +151,7 @@ def test_console_in_a_browser(
         [a["employee"], [s or "" for s in a["shifts"]]] for a in result["assignments"]
     ]
     assert page.inner_text("#penalty") == str(result["score"]["penalty"])
+    assert page.inner_text("#priority") == "normal"
     tsv = page.request.get(f"{url}/jobs/browser-job-1/roster.tsv").text()
     assert tsv.splitlines()[0].split("\t") == [s or "" for s in result["assignments"][0]["shifts"]]
 
@@ -161,6 +162,13 @@ def test_console_in_a_browser(
     page.click("#submit")
     page.wait_for_selector("#job-state.completed", timeout=90_000)
     result = json.loads(stack.terminal("browser-curtois")[0]["result"])
+    # Beside the penalty: the solver's bound (Instance 1's root LP converges in well under a
+    # second), the gap against it, and whether the roster is proven optimal.
+    stats = result["stats"]
+    assert page.inner_text("#penalty") == str(result["score"]["penalty"])
+    assert page.inner_text("#lower-bound") == str(stats["lower_bound"])
+    assert page.inner_text("#gap") == f"{stats['gap'] * 100:.2f} %"
+    assert page.inner_text("#proven-optimal") == ("yes" if stats["proven_optimal"] else "no")
     unmet = {
         (m["employee"], d)
         for r in result["breakdown"] if r["rule"] in ("shift_on_requests", "shift_off_requests")
@@ -214,7 +222,7 @@ def test_console_in_a_browser(
 
     page.goto(url)
     page.wait_for_selector("svg.chart")
-    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 5")
+    page.wait_for_function("document.querySelectorAll('tr[data-service]').length == 9")
     shot = tmp_path / "console.png"
     page.screenshot(path=str(shot), full_page=True)
     if os.environ.get("SHIFTSTREAM_SCREENSHOTS"):

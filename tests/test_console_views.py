@@ -116,8 +116,15 @@ def test_score_rows_put_the_costly_rules_first() -> None:
 def test_result_summary_and_gap() -> None:
     s = views.result_summary({"score": {"penalty": 200, "hard_violations": 0}, "feasible": True})
     assert (s.penalty, s.hard, s.feasible, s.gap) == (200, 0, True, None)
+    # an older result with only a bound: judged by the result's rule, the gap against the bound
     s = views.result_summary({"score": {"penalty": 200}, "stats": {"lower_bound": 150}})
-    assert s.gap == pytest.approx(0.25)
+    assert s.gap == pytest.approx(50 / 150) and not s.proven_optimal and s.lower_bound == 150
+    s = views.result_summary({"score": {"penalty": 7}, "stats": {"lower_bound": 7}})
+    assert s.gap == 0 and s.proven_optimal
+    s = views.result_summary(
+        {"score": {"penalty": 7}, "stats": {"lower_bound": 7, "gap": 0.0, "proven_optimal": True}}
+    )
+    assert (s.gap, s.lower_bound, s.proven_optimal) == (0.0, 7, True)
     assert views.result_summary({"score": {"penalty": 7}, "stats": {"gap": 0.01}}).gap == 0.01
 
 

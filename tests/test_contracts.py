@@ -69,7 +69,11 @@ def test_every_document_is_a_valid_schema() -> None:
     assert addresses == {
         "workforce-solver",
         "solver.jobs",
+        "{solver.jobs}:high",
+        "{solver.jobs}:low",
         "solver.fallback",
+        "{solver.fallback}:high",
+        "{solver.fallback}:low",
         "solver.failures",
         "solver.outcomes",
         "solver-events",
@@ -133,6 +137,27 @@ def _outcomes() -> list[Outcome]:
             attempts=1,
             cancelled=True,
         ),
+        # With the proof: a bound, its gap, and proven optimal or not; and a bound without a
+        # gap (the roster breaks a hard rule).
+        Outcome(
+            kind=OutcomeKind.COMPLETED, job_id="j1", result=result, solve_time_ms=10,
+            solver_used="generetic", attempts=1, lower_bound=1141, gap=0.005258,
+            proven_optimal=False, penalty=1147, hard_violations=0,
+        ),
+        Outcome(
+            kind=OutcomeKind.COMPLETED, job_id="j1", result=result, solve_time_ms=10,
+            solver_used="generetic", attempts=1, lower_bound=5746, gap=0.0,
+            proven_optimal=True, penalty=5746, hard_violations=0,
+        ),
+        Outcome(
+            kind=OutcomeKind.COMPLETED, job_id="j1", result=result, solve_time_ms=10,
+            solver_used="generetic", attempts=1, lower_bound=4000, proven_optimal=False,
+            penalty=3000, hard_violations=2,
+        ),
+        Outcome(
+            kind=OutcomeKind.COMPLETED, job_id="j1", result=result, solve_time_ms=10,
+            solver_used="greedy", attempts=1, proven_optimal=False,
+        ),
     ] + [
         Outcome(
             kind=OutcomeKind.FAILED,
@@ -174,7 +199,7 @@ def test_intake_parser_keeps_every_contract_field() -> None:
     schema = json.loads((SCHEMAS / "intake-entry.v1.json").read_text())
     promised = set()
     for definition in schema["$defs"].values():
-        promised |= set(definition["properties"])
+        promised |= set(definition.get("properties", {}))  # an enum (Priority) has none
     assert promised <= set(BODY_FIELDS) | set(HEADER_FIELDS)
 
 

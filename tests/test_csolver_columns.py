@@ -111,22 +111,17 @@ def test_the_better_phase_wins() -> None:
     assert evaluate(p, run.roster).penalty <= OPTIMUM[6] * 1.01
 
 
-def test_at_the_largest_size_every_roster_offered_is_hard_feasible() -> None:
-    """364 days x 150 staff x 32 types: the root LP is too large to try, so the phase works on
-    regions of its first roster; whatever it offers keeps every hard rule."""
+def test_a_problem_too_large_for_columns_goes_to_the_ga_alone() -> None:
+    """364 days x 150 staff x 32 types: the cost table alone would be 1.8 M entries a round,
+    and a round-0 pricing call (which cannot be interrupted) takes tens of seconds there."""
     from tests.csolver_helpers import random_problem
 
     p = random_problem(np.random.default_rng(0), 150, 364, 32)
     packed = _Packed(p)
-    offered: list[tuple[np.ndarray, int]] = []
     now = time.monotonic()
-    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 1,
-                           root_deadline=now + 1, stop=lambda: False,
-                           offer=lambda roster, penalty: offered.append((roster, penalty)))
-    assert out is not None and out.lower_bound is None
-    for roster, penalty in offered:
-        score = evaluate(p, roster)
-        assert score.hard_violations == 0 and score.penalty == penalty
+    assert solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 1,
+                            root_deadline=now + 1, stop=lambda: False,
+                            offer=lambda roster, penalty: None) is None
 
 
 @pytest.mark.parametrize("i", [17, 18])

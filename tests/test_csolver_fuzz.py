@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import csolver
 from shared.roster.compiled import Problem
 from shared.roster.solving import SolveControl
-from tests.csolver_helpers import random_problem, random_roster
+from tests.csolver_helpers import random_problem, random_roster, with_repair
 
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -28,7 +28,10 @@ ARRAYS = (
 def problems(draw: st.DrawFn) -> Problem:
     seed = draw(st.integers(0, 2**32 - 1))
     e, d, s = draw(st.integers(1, 6)), draw(st.integers(1, 21)), draw(st.integers(1, 4))
-    return random_problem(np.random.default_rng(seed), e, d, s, draw(st.integers(0, 6)))
+    rng = np.random.default_rng(seed)
+    p = random_problem(rng, e, d, s, draw(st.integers(0, 6)))
+    # half of them re-rostering problems: pins and a previous roster
+    return with_repair(p, rng) if draw(st.booleans()) else p
 
 
 def exercise(p: Problem, seed: int) -> None:
@@ -44,6 +47,9 @@ def exercise(p: Problem, seed: int) -> None:
                                   max_evaluations=2000)
     assert run.roster.shape == (p.n_employees, p.n_days)
     assert run.roster.min() >= -1 and run.roster.max() < p.n_shifts
+    if p.pin is not None:
+        pinned = p.pin != -2
+        assert (run.roster[pinned] == p.pin[pinned]).all()
 
 
 @FUZZ
@@ -67,6 +73,25 @@ def test_corrupted_values_never_crash(p: Problem, name: str, data: st.DataObject
         value = info.max
     arr.flat[idx] = value
     exercise(dataclasses.replace(p, **{name: arr}), idx)
+
+
+@FUZZ
+@given(problems(), st.sampled_from(["pin", "previous"]), st.data())
+def test_corrupted_pins_and_previous_never_crash(p: Problem, name: str,
+                                                 data: st.DataObject) -> None:
+    if getattr(p, name) is None:
+        p = with_repair(p, np.random.default_rng(data.draw(st.integers(0, 1000))))
+    arr = np.array(getattr(p, name), copy=True)
+    idx = data.draw(st.integers(0, arr.size - 1))
+    arr.flat[idx] = data.draw(st.sampled_from([-(2**31), -3, p.n_shifts, 2**31 - 1]))
+    broken = dataclasses.replace(p, **{name: arr})
+    try:
+        csolver.validate(broken)
+    except ValueError:
+        return
+    # a previous value below -2 is no previous value, which is valid
+    assert name == "previous"
+    exercise(broken, idx)
 
 
 @FUZZ

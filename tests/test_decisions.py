@@ -30,8 +30,9 @@ from shared.errors import (
 )
 from shared.jobs.events import MAX_JOB_ID, SolveEntry
 from shared.jobs.messages import FailureRecord, IntakeEntry, Job, Severity
+from shared.roster.generator import generate
 from shared.roster.limits import Limits
-from shared.roster.model import Implementation
+from shared.roster.model import Implementation, SolveRequest
 from shared.roster.parse import parse_request
 from tests.conftest import request_json
 
@@ -124,6 +125,28 @@ def test_the_job_id_limit_is_the_published_contracts() -> None:
     assert routed(solve(None)) == Reject("anon-5-0", "job_id: missing")
 
 
+def test_ids_that_cannot_round_trip_are_refused_not_rewritten() -> None:
+    """A padded id would be stripped into another job's id; bytes that are not UTF-8 would
+    decode to the same text as other bytes: both are refused under the entry's own id."""
+    padded = routed(solve(" v1 "))
+    assert isinstance(padded, Reject) and padded.job_id == "anon-5-0"
+    assert "surrounding whitespace" in padded.reason
+    assert not needs_claim(solve(" v1 ")) and not needs_claim(solve("v1\n"))
+    broken = solve("\\xffbin", defect="job_id: not valid UTF-8")
+    assert routed(broken) == Reject("anon-5-0", "job_id: not valid UTF-8")
+    assert not needs_claim(broken)
+    assert routed(solve("v 1")) == Accept("v 1")  # inner spaces are part of the id
+
+
+def test_not_before_beyond_the_horizon_is_invalid() -> None:
+    entry = solve("late", not_before="9999-12-31T00:00:00Z")
+    late = routed(entry)
+    assert isinstance(late, Reject) and late.job_id == "late"
+    assert late.reason.startswith("not_before: 9999-12-31") and "90 days" in late.reason
+    soon = solve("soon", not_before="1970-01-02T00:00:00Z")  # now=1000 s: a day ahead
+    assert routed(soon) == Accept("soon", 86_400.0)
+
+
 # ------------------------------------------------------------------------------ triage
 
 
@@ -177,6 +200,20 @@ def test_a_request_that_names_its_solver_gets_it_else_the_deployment_decides() -
     assert implementation_for(named, Implementation.GENERETIC) is Implementation.GREEDY
     assert implementation_for(unnamed, Implementation.GENERETIC) is Implementation.GENERETIC
     assert implementation_for(unnamed, Implementation.GREEDY) is Implementation.GREEDY
+
+
+def test_a_request_too_large_for_the_c_start_goes_to_the_greedy_unless_it_names_c() -> None:
+    large = generate(employees=2000, shifts=2000 * 366 // 2, seed=1, days=366)
+    data = large.model_dump(mode="json")
+    data["solver"] = {"time_limit_seconds": 60}
+    unnamed = SolveRequest.model_validate(data)
+    assert implementation_for(unnamed, Implementation.GENERETIC) is Implementation.GREEDY
+    data["solver"]["implementation"] = "generetic"
+    named = SolveRequest.model_validate(data)
+    assert implementation_for(named, Implementation.GENERETIC) is Implementation.GENERETIC
+    # Curtois-sized requests keep the C solver, even with a short limit.
+    small = parse_request(request_json(employees=150, shifts=2000, time_limit=1))
+    assert implementation_for(small, Implementation.GENERETIC) is Implementation.GENERETIC
 
 
 def test_only_tiny_greedy_solves_run_inline() -> None:

@@ -30,7 +30,9 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
         },
         cwd=_broken_csolver(tmp_path),
     )
-    job = broken.submit(request_json(time_limit=0.5), job_id=f"dlq-{time.monotonic_ns()}")
+    job = broken.submit(
+        request_json(time_limit=0.5), job_id=f"dlq-{time.monotonic_ns()}", priority="high"
+    )
     failed = broken.wait_terminal(job)[job]
     assert failed["type"] == "solver.failed" and failed["error_class"] == "exhausted"
 
@@ -40,6 +42,7 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
     shown = json.loads(cli(broken, "dlq", "show", job).stdout)
     assert shown["dead_letter_id"] == failed["dead_letter_id"]
     assert shown["payload"] and shown["trace_id"] and shown["first_seen"] and shown["dead_at"]
+    assert shown["priority"] == "high"
     [attempt] = shown["history"]
     assert attempt["error_class"] == "crash" and "SolverUnavailable" in attempt["error_type"]
     assert attempt["message"] and attempt["at"]
@@ -63,6 +66,9 @@ def test_replay_gives_the_same_job_id_a_second_lifecycle(
     assert second["solver_used"] == "generetic"
     types = [e["type"] for e in fixed.events(job)]
     assert types.count("solver.accepted") == 2
+    # Replayed with the priority it had.
+    accepted = [e for e in fixed.events(job) if e["type"] == "solver.accepted"]
+    assert [e["priority"] for e in accepted] == ["high", "high"]
     assert fixed.job(job)["state"] == "completed"
     # The replayed letter is gone, so a second replay (or --all) cannot run it a third time.
     assert cli(broken, "dlq", "replay", failed["dead_letter_id"]).returncode == 4  # not found

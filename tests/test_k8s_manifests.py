@@ -156,19 +156,22 @@ def test_scalers_watch_the_streams_the_services_read() -> None:
         so = scaled[service]
         assert so["spec"]["scaleTargetRef"]["name"] == service
         assert service in deployments
-        (trigger,) = so["spec"]["triggers"]
-        assert trigger["type"] == "redis-streams"
-        meta = trigger["metadata"]
-        assert (meta["stream"], meta["consumerGroup"]) == names.groups[service]
-        assert "lagCount" in meta, "scale on the group's lag (entries not yet delivered)"
-        assert meta["enableTLS"] == "true", "Redis speaks TLS only"
-        # KEDA resolves *FromEnv from the target's container env.
-        assert meta["addressFromEnv"] in env_of(deployments[service])
-        assert ":" in env_of(deployments[service])[meta["addressFromEnv"]]
-        auth = auths[trigger["authenticationRef"]["name"]]
-        for ref in auth["spec"]["secretTargetRef"]:
-            secret = secrets[ref["name"]]
-            assert ref["key"] in secret.get("stringData", {}) | secret.get("data", {})
+        triggers = so["spec"]["triggers"]
+        # One per stream the service reads (a prioritized hop reads one per priority).
+        watched = [(t["metadata"]["stream"], t["metadata"]["consumerGroup"]) for t in triggers]
+        assert sorted(watched) == sorted(names.inputs(service))
+        for trigger in triggers:
+            assert trigger["type"] == "redis-streams"
+            meta = trigger["metadata"]
+            assert "lagCount" in meta, "scale on the group's lag (entries not yet delivered)"
+            assert meta["enableTLS"] == "true", "Redis speaks TLS only"
+            # KEDA resolves *FromEnv from the target's container env.
+            assert meta["addressFromEnv"] in env_of(deployments[service])
+            assert ":" in env_of(deployments[service])[meta["addressFromEnv"]]
+            auth = auths[trigger["authenticationRef"]["name"]]
+            for ref in auth["spec"]["secretTargetRef"]:
+                secret = secrets[ref["name"]]
+                assert ref["key"] in secret.get("stringData", {}) | secret.get("data", {})
     # Triage promotes the delay schedule and intake is the front door: never scaled to zero.
     assert scaled["triage"]["spec"]["minReplicaCount"] >= 1
     assert scaled["intake"]["spec"]["minReplicaCount"] >= 1

@@ -60,8 +60,10 @@ def test_progress_fields() -> None:
     assert fields["lower_bound"] == ""
     assert 0 <= float(fields["progress"]) <= 100
     assert float(fields["eta_seconds"]) <= 10
-    assert fields["message"] == "Genetic search: generation 5 of ~50, best roster: penalty 7, " \
+    assert (
+        fields["message"] == "Genetic search: generation 5 of ~50, best roster: penalty 7, "
         "1 hard rule broken"
+    )
 
 
 def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> None:
@@ -74,7 +76,7 @@ def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> Non
     assert fields["generation"] == "" and fields["population"] == "0"
     assert fields["lower_bound"] == "1236"  # penalties are whole: the bound rounds up
     assert fields["message"] == (
-        "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.1%)"
+        "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.6%)"
     )
     before = ProgressReporter("j", time_limit=10, implementation="generetic")
     first = before.outcome(Progress(), 0.0).event_fields()  # type: ignore[union-attr]
@@ -216,7 +218,8 @@ def test_a_batch_read_decodes_every_entry_into_the_model() -> None:
 
     msg, entries = asyncio.run(decode())
     assert entries[0] == IntakeEntry(type="solve", job_id="a")
-    assert entries[1].job_id is None and entries[1].other is None
+    assert entries[1].job_id is None
+    assert entries[1].other == {"__data__": "\\xff\\xfe not json"}  # for the dead letter
     assert msg.batch_headers[0]["traceparent"] == "00-abc-def-01"
     assert msg.headers["traceparent"] == "00-abc-def-01"  # the batch span's parent
     assert msg.raw_message["message_ids"] == [b"1-0", b"1-1"]  # what the ack sends
@@ -238,6 +241,22 @@ def test_a_batch_of_internal_entries_decodes_their_envelopes() -> None:
     msg, decoded = asyncio.run(decode())
     assert decoded == outcomes
     assert [h["traceparent"] for h in msg.batch_headers] == ["t0", "t1", "t2"]
+
+
+def test_a_flat_entry_with_a_data_field_stays_flat() -> None:
+    body, _ = intake_body({b"type": b"solve", b"job_id": b"j1", bDATA_KEY: b"x"})
+    entry = IntakeEntry.model_validate_json(body)
+    assert entry.job_id == "j1" and entry.other == {"__data__": "x"}
+
+
+def test_fields_that_are_not_utf8_are_named_and_kept_escaped() -> None:
+    a, _ = intake_body({b"type": b"solve", b"job_id": b"\xffbin"})
+    b, _ = intake_body({b"type": b"solve", b"job_id": b"\xfebin"})
+    ea, eb = IntakeEntry.model_validate_json(a), IntakeEntry.model_validate_json(b)
+    assert ea.defect == eb.defect == "job_id: not valid UTF-8"
+    assert ea.job_id != eb.job_id and ea.job_id == "\\xffbin"
+    ok, _ = intake_body({b"type": b"solve", b"job_id": "é".encode()})
+    assert IntakeEntry.model_validate_json(ok).defect is None
 
 
 def test_parser_turns_garbage_into_an_object() -> None:
@@ -380,3 +399,25 @@ def test_connection_class_follows_the_url_scheme() -> None:
     assert issubclass(connection_class("unix:///run/redis.sock"), UnixDomainSocketConnection)
     plain = connection_class("redis://127.0.0.1:6379/0")
     assert not issubclass(plain, SSLConnection | UnixDomainSocketConnection)
+
+
+def test_a_payload_over_the_limit_is_not_carried_only_its_size() -> None:
+    from services.intake.parser import MAX_PAYLOAD_BYTES
+    from services.intake.verdict import judge
+    from shared.roster.limits import Limits
+
+    huge = b"x" * (MAX_PAYLOAD_BYTES + 1)
+    body, _ = intake_body({b"type": b"solve", b"job_id": b"big", b"payload": huge})
+    assert len(body) < 1000
+    entry = IntakeEntry.model_validate_json(body)
+    assert entry.job_id == "big" and entry.payload_bytes == MAX_PAYLOAD_BYTES + 1
+    reason = judge(entry, Limits()).reason
+    assert (
+        reason
+        == f"payload: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES} bytes"
+    )
+    # Any other field that large makes the entry unusable: refused, not rewritten.
+    body, _ = intake_body({b"type": b"solve", b"job_id": huge})
+    assert IntakeEntry.model_validate_json(body).defect == (
+        f"job_id: {MAX_PAYLOAD_BYTES + 1} bytes is over the limit of {MAX_PAYLOAD_BYTES}"
+    )

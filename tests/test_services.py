@@ -202,6 +202,8 @@ def test_entries_written_before_the_services_started_are_processed(
 
 def test_two_solver_processes_split_the_work(make_stack: StackFactory) -> None:
     stack = make_stack(env={"WORKER_CONCURRENCY": "1"}, scale={"solver": 2})
+    # Under load one process can start seconds after the other and take every job first.
+    stack.wait_for(lambda: stack.started("solver") == 2, timeout=60, what="two solvers")
     jobs = [stack.submit(request_json(seed=i, time_limit=1.0)) for i in range(6)]
     stack.wait_terminal(*jobs, timeout=90)
     workers = {stack.job(j)["worker"] for j in jobs}

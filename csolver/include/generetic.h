@@ -27,6 +27,8 @@
  * | cover_req      | [D, S]    | required number of employees on shift s, day d                 |
  * | cover_under    | [D, S]    | penalty per missing employee                                   |
  * | cover_over     | [D, S]    | penalty per extra employee                                     |
+ * | pin            | [E, D]    | optional (NULL = none): the value a cell is pinned to (-1 = off),|
+ * |                |           | GR_FREE = not pinned; each cell off its pin is a hard violation |
  *
  * A roster is int32_t [E, D]: -1 for a day off, else the shift index in [0, S).
  *
@@ -61,6 +63,10 @@
 #define GR_ERR_NOMEM (-19)        /* allocation failed */
 #define GR_ERR_TOO_LARGE (-20)    /* E*D or E*S > 2^24, D*S > 2^20, S > 1024, W > D */
 #define GR_ERR_COST (-21)         /* a pricing cost outside [-2^40, 2^40] and not GR_FORBIDDEN */
+#define GR_ERR_PIN (-22)          /* pin holds a value outside [GR_FREE, S) */
+
+/* pin[c] of a cell that is not pinned */
+#define GR_FREE (-2)
 
 typedef struct {
     int32_t n_employees;  /* E */
@@ -89,6 +95,7 @@ typedef struct {
     const int32_t *cover_req;
     const int32_t *cover_under;
     const int32_t *cover_over;
+    const int32_t *pin; /* may be NULL: nothing pinned */
 } gr_problem;
 
 typedef struct {
@@ -99,6 +106,9 @@ typedef struct {
     int64_t max_evaluations;  /* stop after this many move evaluations; 0 = unlimited.
                                  The search never reads the clock to make a decision, so with
                                  this budget (and a generous time limit) a run is reproducible. */
+    const int32_t *start;     /* E*D roster the first individual starts from instead of the
+                                 greedy start (re-rostering: the previous roster), or NULL;
+                                 a cell outside [-1, S) is GR_ERR_CONFIG */
 } gr_config;
 
 /*

@@ -135,6 +135,9 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     if (!(cfg->time_limit > 0.0) || !isfinite(cfg->time_limit) || cfg->population < 0 ||
         cfg->population > 1000 || cfg->max_evaluations < 0)
         return GR_ERR_CONFIG;
+    for (int64_t i = 0; cfg->start && i < (int64_t)p->n_employees * p->n_days; i++)
+        if (cfg->start[i] < -1 || cfg->start[i] >= p->n_shifts)
+            return GR_ERR_CONFIG;
     if (cfg->crash_for_test)
         crash_now();
 
@@ -201,8 +204,13 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run
      * with an evaluation budget is reproducible. Without a budget the total is planned from
-     * the speed measured on the first (fixed-length) anneal. */
-    gr_greedy_start(&st, &rng, &ctx);
+     * the speed measured on the first (fixed-length) anneal. A given start (a re-roster's
+     * previous roster) replaces the first greedy start: the search then repairs it, and the
+     * change costs keep it close. */
+    if (cfg->start)
+        gr_state_load(&st, cfg->start);
+    else
+        gr_greedy_start(&st, &rng, &ctx);
     gr_ctx_offer(&ctx, st.roster);
     /* The first anneal is a cold repair (high hard weight, frequent row DPs): a feasible
      * roster early matters to callers. Its length is fixed in proposals in both modes. */

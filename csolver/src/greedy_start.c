@@ -65,8 +65,9 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
         free(empty);
         return; /* the caller starts from whatever st holds */
     }
+    /* pinned cells start (and stay) at their pins */
     for (int64_t i = 0; i < (int64_t)E * D; i++)
-        empty[i] = -1;
+        empty[i] = gr_pinned(p, i) ? p->pin[i] : -1;
     if ((int64_t)E * n_slots > ROWS_INSTEAD) {
         /* too many slots x staff for the slot greedy (Instance 24: 10 s before its first
          * roster): each row by the quick row DP under the cover the rows before it leave */
@@ -86,7 +87,8 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
                 continue;
             uint64_t avail = 0;
             for (int32_t e = 0; e < E; e++)
-                avail += p->max_shifts[(int64_t)e * S + s] > 0 && !p->day_off[(int64_t)e * D + d];
+                avail += p->max_shifts[(int64_t)e * S + s] > 0 &&
+                         !p->day_off[(int64_t)e * D + d] && !gr_pinned(p, (int64_t)e * D + d);
             slots[n].key = (avail << 32) | (gr_rng_next(rng) >> 32);
             slots[n].d = d;
             slots[n].s = s;
@@ -108,7 +110,8 @@ void gr_greedy_start(gr_state *st, gr_rng *rng, gr_ctx *ctx)
             int64_t best_cost = 0;
             for (int32_t e = 0; e < E; e++) {
                 int64_t c = (int64_t)e * D + d;
-                if (st->roster[c] >= 0 || p->day_off[c] || p->max_shifts[(int64_t)e * S + s] <= 0)
+                if (st->roster[c] >= 0 || p->day_off[c] || gr_pinned(p, c) ||
+                    p->max_shifts[(int64_t)e * S + s] <= 0)
                     continue;
                 gr_delta dl = gr_state_delta(st, e, d, d, &s, 1);
                 if (gr_ctx_tick(ctx, 1))

@@ -105,10 +105,23 @@ typedef struct {
  * ~10 % of the search. 2^22 entries (16 MB) covers the benchmark's largest size (1.8 M). */
 #define GR_CPEN_MAX ((int64_t)1 << 22)
 
-/* Request penalty of value v (-1 = off) in cell c = e*D+d, from the CSR lists. */
+/* What the search pays for a cell off its pin. Pins are hard (score.c counts them), but they
+ * reach the search as a cell cost: the row DP (row_dp.c) prices cells through gr_cell_pen and
+ * keeps only fixed days off and skills as hard, so a cost this far above any move's gain keeps
+ * the DP's rows, and every move the search accepts, on the pins. The exact scoring
+ * (gr_score_unchecked) never sees it. 2^28 fits the int32 cell cache with room for requests. */
+#define GR_PIN_COST ((int64_t)1 << 28)
+
+static inline int gr_pinned(const gr_problem *p, int64_t c)
+{
+    return p->pin && p->pin[c] != GR_FREE;
+}
+
+/* Request penalty of value v (-1 = off) in cell c = e*D+d, from the CSR lists, plus
+ * GR_PIN_COST when the cell is pinned to another value. */
 static inline int64_t gr_cell_pen_csr(const gr_problem *p, int64_t c, int32_t v)
 {
-    int64_t pen = 0;
+    int64_t pen = gr_pinned(p, c) && p->pin[c] != v ? GR_PIN_COST : 0;
     for (int32_t i = p->on_ptr[c]; i < p->on_ptr[c + 1]; i++)
         pen += v != p->on_shift[i] ? p->on_weight[i] : 0;
     for (int32_t i = p->off_ptr[c]; i < p->off_ptr[c + 1]; i++)

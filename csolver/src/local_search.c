@@ -44,6 +44,9 @@ typedef struct {
 
 static int allowed(const gr_state *st, int32_t e, int32_t d, int32_t v)
 {
+    const int64_t c = (int64_t)e * st->D + d;
+    if (gr_pinned(st->p, c))
+        return v == st->p->pin[c];
     if (v < 0)
         return 1;
     return !st->p->day_off[(int64_t)e * st->D + d] && st->p->max_shifts[(int64_t)e * st->S + v] > 0;
@@ -54,6 +57,10 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
                       int32_t *out)
 {
     int32_t ne = st->n_elig[e];
+    if (gr_pinned(st->p, (int64_t)e * st->D + d)) {
+        *out = st->p->pin[(int64_t)e * st->D + d];
+        return cur != *out;
+    }
     if (st->p->day_off[(int64_t)e * st->D + d]) {
         *out = -1;
         return cur != -1;
@@ -257,7 +264,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
     const int32_t *row = st->roster + (int64_t)e * D;
     int diff = 0;
     for (int32_t d = a; d <= b; d++) {
-        v1[d - a] = allowed(st, e, d, v) ? v : -1;
+        v1[d - a] = allowed(st, e, d, v) ? v : gr_pinned(st->p, (int64_t)e * D + d) ? row[d] : -1;
         diff |= v1[d - a] != row[d];
     }
     if (!diff)

@@ -118,6 +118,17 @@ static int64_t rule_days_off(const gr_problem *p, const int32_t *row, int32_t e)
     return n;
 }
 
+static int64_t rule_pinned(const gr_problem *p, const int32_t *row, int32_t e)
+{
+    if (!p->pin)
+        return 0;
+    const int32_t *pin = p->pin + (int64_t)e * p->n_days;
+    int64_t n = 0;
+    for (int32_t d = 0; d < p->n_days; d++)
+        n += pin[d] != GR_FREE && row[d] != pin[d];
+    return n;
+}
+
 static int64_t soft_requests(const gr_problem *p, const int32_t *row, int32_t e)
 {
     int64_t pen = 0;
@@ -171,6 +182,7 @@ int gr_score_unchecked(const gr_problem *p, const int32_t *roster, int64_t *hard
         h += for_runs(p, row, e, 0, off_too_short);
         h += rule_max_weekends(p, row, e, worked);
         h += rule_days_off(p, row, e);
+        h += rule_pinned(p, row, e);
         s += soft_requests(p, row, e);
     }
     s += soft_cover(p, roster, z);

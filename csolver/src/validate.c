@@ -85,5 +85,7 @@ int gr_validate(const gr_problem *p)
         return GR_ERR_WEIGHT;
     if (!all_in(p->cover_req, D * S, 0, GR_MAX_WEIGHT + 1))
         return GR_ERR_COVER;
+    if (p->pin && !all_in(p->pin, E * D, GR_FREE, (int32_t)S))
+        return GR_ERR_PIN;
     return GR_OK;
 }

@@ -58,6 +58,7 @@ static int load(owned *o, const char *path)
     }
     size_t E = (size_t)sz[0], D = (size_t)sz[1], S = (size_t)sz[2];
     gr_problem *p = &o->p;
+    p->pin = NULL; /* the dump format has no pins */
     p->n_employees = sz[0];
     p->n_days = sz[1];
     p->n_shifts = sz[2];
@@ -742,8 +743,50 @@ static void test_solve(const gr_problem *p, double seconds)
 
     gr_config bad = {.time_limit = -1};
     CHECK(gr_solve(p, &bad, &prog, r1) == GR_ERR_CONFIG, "negative time limit accepted");
+
+    /* a start roster: the search begins from it (and keeps a feasible one feasible) */
+    memset(&prog, 0, sizeof prog);
+    gr_config from = {.time_limit = 60, .seed = 3, .max_evaluations = 20000, .start = r2};
+    CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start roster");
+    CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "roster from a start invalid");
+    r2[0] = p->n_shifts;
+    CHECK(gr_solve(p, &from, &prog, r1) == GR_ERR_CONFIG, "start cell out of range accepted");
     free(r1);
     free(r2);
+}
+
+/* Pins: every pinned cell of a solved roster kept by a solve (a roster keeping them all exists,
+ * and breaking one costs more than any move gains); each broken pin is one hard violation. */
+static void test_pins(gr_problem *p, uint64_t seed)
+{
+    size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    int32_t *base = malloc(cells * sizeof *base), *out = malloc(cells * sizeof *out);
+    int32_t *pin = malloc(cells * sizeof *pin);
+    gr_config cfg = {.time_limit = 60, .seed = seed, .max_evaluations = 50000};
+    gr_progress prog;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &cfg, &prog, base) == GR_OK, "pins: first solve");
+    int64_t h0, pen0, h, pen;
+    CHECK(gr_score(p, base, &h0, &pen0) == GR_OK, "pins: score");
+    for (size_t c = 0; c < cells; c++)
+        pin[c] = c % 5 == 0 ? base[c] : GR_FREE;
+    p->pin = pin;
+    CHECK(gr_score(p, base, &h, &pen) == GR_OK && h == h0 && pen == pen0,
+          "pins: a roster on its pins scores as before");
+    memcpy(out, base, cells * sizeof *out);
+    out[0] = base[0] >= 0 ? -1 : 0; /* cell 0 is pinned: move it off its pin */
+    CHECK(gr_score(p, out, &h, &pen) == GR_OK && h >= 1, "pins: a broken pin is not hard");
+    cfg.seed = seed + 1;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &cfg, &prog, out) == GR_OK, "pins: pinned solve");
+    for (size_t c = 0; c < cells; c++)
+        CHECK(pin[c] == GR_FREE || out[c] == pin[c], "pins: cell %zu moved off its pin", c);
+    pin[1] = p->n_shifts;
+    CHECK(gr_validate(p) == GR_ERR_PIN, "pins: a value out of range accepted");
+    p->pin = NULL;
+    free(base);
+    free(out);
+    free(pin);
 }
 
 int main(int argc, char **argv)
@@ -756,6 +799,7 @@ int main(int argc, char **argv)
     test_pair_cut(&o.p, 1);
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
+    test_pins(&o.p, 9);
     test_row_dp_exact(11);
     test_price_rows_exact(12);
     test_label_random(13, 400);
@@ -774,6 +818,7 @@ int main(int argc, char **argv)
         test_pair_cut(&o.p, 2 + (uint64_t)i);
         test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
+        test_pins(&o.p, 9 + (uint64_t)i);
         release(&o);
     }
     if (failures)

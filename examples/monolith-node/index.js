@@ -232,10 +232,17 @@ async function follow(redis, opts, { intake, events, payload, jobId, group, cons
           } else if (e.type === 'solver.completed') {
             const result = JSON.parse(e.result);
             fs.writeFileSync(opts.out, JSON.stringify(result, null, 2));
+            // How good the roster is, when the solver proved a lower bound (docs/events.md).
+            let proof = '';
+            if (e.lower_bound) {
+              proof = `, bound ${e.lower_bound}`;
+              if (e.proven_optimal === 'true') proof += ' (proven optimal)';
+              else if (e.gap) proof += `, gap ${(100 * Number(e.gap)).toFixed(2)} %`;
+            }
             console.log(
               `completed by ${e.solver_used} in ${e.solve_time_ms} ms after ${e.attempts} ` +
                 `attempt(s): hard ${result.score.hard_violations}, penalty ` +
-                `${result.score.penalty}; roster written to ${opts.out}`,
+                `${result.score.penalty}${proof}; roster written to ${opts.out}`,
             );
             code = EXIT.completed;
             break outer;

@@ -157,6 +157,9 @@ def hand_over(
         return Refusal(
             f"job id: {len(job_id)} characters, ShiftStream's job ids have at most {MAX_JOB_ID}"
         )
+    if job_id != job_id.strip():
+        # The intake refuses it (it would not round-trip): said here, on the BullMQ job.
+        return Refusal(f"job id: {job_id[:60]!r} has surrounding whitespace")
     # A producer may add the request as JSON text or as an object: the intake validates either.
     payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
     name = priority_name(priority, rules)

@@ -13,6 +13,7 @@ from typing import Any
 from services.console.sampler import HISTORY_MINUTES, MinutePoint
 from shared.observability.otlp_file import SpanRecord, build_tree, walk
 from shared.observability.queue_stats import QueueStats
+from shared.roster.optimality import judge
 
 # A consumer idle this long with entries pending is shown as stuck (its claim is due).
 REQUEST_RULES = ("shift_on_requests", "shift_off_requests")
@@ -55,6 +56,8 @@ def when(ts: float | str | None) -> str:
 class GroupRow:
     service: str
     stream: str
+    # high, normal or low for a prioritized hop's streams (docs/decisions/0016-priorities.md).
+    priority: str
     length: int
     lag: str
     pending: int
@@ -73,6 +76,7 @@ def group_rows(stats: QueueStats, reclaim_idle_ms: int, warn_lag: int = 100) -> 
         row = GroupRow(
             service=g.service,
             stream=g.stream,
+            priority=g.priority or "",
             length=lengths.get(g.stream, 0),
             lag="no group" if not g.exists else ("?" if g.lag is None else str(g.lag)),
             pending=g.pending,
@@ -99,6 +103,7 @@ def summary_rows(stats: QueueStats) -> list[tuple[str, str, bool]]:
     w = stats.window
     failures = ", ".join(f"{k} {v}" for k, v in sorted(w.failures_by_class.items())) or "0"
     return [
+        *(("intake alert", alert, True) for alert in stats.alerts),
         ("dead letters", str(stats.dead_letters), stats.dead_letters > 0),
         ("scheduled (delayed, retries)", str(stats.scheduled), False),
         ("jobs / min", f"{w.jobs_per_minute:.1f}", False),
@@ -187,26 +192,34 @@ def chart_svg(slots: list[MinutePoint | None], width: int = 720, height: int = 1
 
 @dataclass
 class ResultSummary:
-    """The figures of a roster a job list shows."""
+    """The figures of a roster a job list and a job page show."""
 
     penalty: int | None = None
     hard: int | None = None
     feasible: bool | None = None
     gap: float | None = None
+    lower_bound: int | None = None
+    proven_optimal: bool = False
 
 
 def result_summary(result: dict[str, Any]) -> ResultSummary:
+    """From a result as JSON; the proof's figures as the result states them, else (a result of
+    an older solver with only a bound) judged here by the same rule."""
     score = result.get("score") or {}
     stats = result.get("stats") or {}
-    gap = stats.get("gap")
-    if gap is None and stats.get("lower_bound") is not None and score.get("penalty") is not None:
-        bound, penalty = float(stats["lower_bound"]), float(score["penalty"])
-        gap = 0.0 if penalty <= 0 else max(0.0, (penalty - bound) / penalty)
+    penalty, hard = score.get("penalty"), score.get("hard_violations")
+    bound = stats.get("lower_bound")
+    gap, proven = stats.get("gap"), bool(stats.get("proven_optimal"))
+    if gap is None and bound is not None and penalty is not None:
+        found = judge(int(penalty), int(hard or 0), float(bound))
+        gap, proven = found.gap, found.proven_optimal
     return ResultSummary(
-        penalty=score.get("penalty"),
-        hard=score.get("hard_violations"),
+        penalty=penalty,
+        hard=hard,
         feasible=result.get("feasible"),
         gap=None if gap is None else float(gap),
+        lower_bound=None if bound is None else int(bound),
+        proven_optimal=proven,
     )
 
 

@@ -40,7 +40,7 @@ class FallbackHandler:
             job = item.job.model_copy(update={"history": [*item.job.history, item.error]})
             if await self.runner.records.is_terminal(job.job_id):
                 return  # a redelivered or duplicated job whose end was already reported
-            async with self.runner.holding([delivery.entry_id]):
+            async with self.runner.holding([delivery.entry_id], stream=delivery.stream):
                 try:
                     request = parse_request(job.payload, self.s.limits)
                 except InvalidRequest as err:

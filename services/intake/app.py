@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from services.intake.intake import Intake, poison_failure
 from services.intake.parser import intake_body, intake_parser
-from services.intake.retention import Trimmer
+from services.intake.watch import StreamWatch
 from shared.jobs.messages import IntakeEntry
 from shared.jobs.poison import ToTriage
 from shared.streaming.broker import build_service
 from shared.streaming.hop import Poison
+from shared.streaming.retention import Trimmer
 
 service = build_service("intake")
 settings, names = service.settings, service.names
 intake = Intake(service)
 stream, group = names.groups["intake"]
-trimmer = Trimmer(
-    service.redis, stream, group, settings.stream_maxlen, settings.trim_interval_seconds
-)
+watch = StreamWatch(service.redis, names, group)
+trimmer = Trimmer(service.redis, stream, group, settings.trim_interval_seconds, also=watch)
 service.app.after_startup(trimmer.start)
 service.app.on_shutdown(trimmer.stop)
 service.batched_hop(

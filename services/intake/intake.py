@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
 from opentelemetry import trace
@@ -20,12 +21,13 @@ from services.intake.verdict import (
     Reject,
     Verdict,
     anon,
+    cancel_action,
     job_id_of,
+    job_id_problem,
     judge,
     kind_of,
     needs_claim,
     route,
-    usable_job_id,
 )
 from shared.errors import ErrorClass
 from shared.jobs.dead_letters import REPLAY_ATTRIBUTE, REPLAY_FIELD
@@ -42,6 +44,7 @@ from shared.jobs.messages import (
 from shared.jobs.records import JobRecords, JobState
 from shared.jobs.schedule import Schedule
 from shared.observability.tracing import entry_scope, record_failure
+from shared.roster.model import Priority
 from shared.streaming.broker import Service
 from shared.streaming.hop import Delivery, ordered_pipelines
 from shared.text import text
@@ -58,7 +61,7 @@ def failure_record(
     stage: str, job_id: str, error_class: ErrorClass, reason: str, entry: IntakeEntry
 ) -> FailureRecord:
     """A permanent failure of an intake entry, holding what the producer sent."""
-    raw = entry.model_dump(exclude_none=True, exclude={"other"}) | (entry.other or {})
+    raw = entry.model_dump(exclude_none=True, exclude={"other", "defect"}) | (entry.other or {})
     return FailureRecord(
         job_id=job_id,
         severity=Severity.PERMANENT,
@@ -74,7 +77,9 @@ def poison_failure(stage: str, delivery: Delivery[IntakeEntry]) -> FailureRecord
     """The failure record of an intake entry that keeps failing (the hop's poison reaction)."""
     return failure_record(
         stage,
-        job_id_of(delivery.body) or anon(delivery.entry_id),
+        job_id_of(delivery.body)
+        if job_id_problem(delivery.body) is None
+        else anon(delivery.entry_id),
         ErrorClass.EXHAUSTED,
         f"{stage}: delivered {delivery.delivery_count} times without finishing (poison message)",
         delivery.body,
@@ -111,6 +116,18 @@ class Intake:
         owned = await claiming
         # After the claims, so that a cancel sees a submission earlier in its own batch.
         known = await self._known(batch)
+        # A scheduled job is taken out of the schedule at once: its request does not stay in
+        # Redis until its due time, and its `cancelled` ends it now.
+        unscheduled = await self.schedule.cancel(
+            [
+                job_id_of(d.body)
+                for d in batch
+                if kind_of(d.body) == "cancel"
+                and (k := known.get(job_id_of(d.body))) is not None
+                and k.state == JobState.SCHEDULED.value
+                and isinstance(cancel_action(job_id_of(d.body), d.entry_id, k, 1), Cancel)
+            ]
+        )
         at = now()
         # A job must not reach the solver before its record and its `accepted` outcome are
         # written: on one server that is the order inside one pipeline; on a Cluster, whose
@@ -133,8 +150,9 @@ class Intake:
                         now=at,
                         known=known.get(job_id),
                         cancel_ttl_ms=self.s.cancel_ttl_seconds * 1000,
+                        horizon_seconds=self.s.not_before_horizon_seconds,
                     )
-                    await self._carry_out(action, d.body, pipe, jobs)
+                    await self._carry_out(action, d.body, pipe, jobs, unscheduled)
 
     async def _claim_all(self, batch: list[Delivery[IntakeEntry]]) -> dict[str, bool]:
         # Claimed whatever the verdict: a job id gets exactly one terminal event, so an invalid
@@ -153,7 +171,7 @@ class Intake:
             {
                 job_id_of(d.body)
                 for d in batch
-                if kind_of(d.body) == "cancel" and usable_job_id(job_id_of(d.body))
+                if kind_of(d.body) == "cancel" and job_id_problem(d.body) is None
             }
         )
         if not ids:
@@ -180,13 +198,26 @@ class Intake:
             )
         return known
 
-    async def _carry_out(self, action: Action, entry: IntakeEntry, pipe: Any, jobs: Any) -> None:
+    async def _carry_out(
+        self, action: Action, entry: IntakeEntry, pipe: Any, jobs: Any, unscheduled: set[str]
+    ) -> None:
         match action:
             case Reject(job_id, reason):
                 log.info("invalid request %s: %s", job_id, reason)
                 record_failure(ErrorClass.INVALID.value)
                 record = failure_record("intake", job_id, ErrorClass.INVALID, reason, entry)
                 await self.svc.publish(record, self.names.failures, pipeline=pipe)
+            case Cancel(job_id, expire_at_ms) if job_id in unscheduled:
+                unscheduled.discard(job_id)  # one `cancelled` however many cancels
+                outcome = Outcome(
+                    kind=OutcomeKind.FAILED,
+                    job_id=job_id,
+                    error_class=ErrorClass.CANCELLED,
+                    reason="cancelled before its not_before time; taken out of the schedule",
+                    attempts=0,
+                )
+                await self.svc.publish(outcome, self.names.outcomes, pipeline=pipe)
+                log.info("scheduled job %s cancelled", job_id)
             case Cancel(job_id, expire_at_ms):
                 pipe.set(self.names.cancel(job_id), "1", pxat=expire_at_ms)
                 log.info("cancel requested for %s", job_id)
@@ -194,27 +225,45 @@ class Intake:
                 log.info("cancel of %s ignored: %s", job_id, reason)
             case Duplicate(job_id):
                 log.info("duplicate job id %s ignored", job_id)
-            case Accept(job_id, due):
-                await self._accept(job_id, due, entry, pipe, jobs)
+            case Accept(job_id, due, priority):
+                await self._accept(job_id, due, priority, entry, pipe, jobs)
 
     async def _accept(
-        self, job_id: str, due: float | None, entry: IntakeEntry, pipe: Any, jobs: Any
+        self,
+        job_id: str,
+        due: float | None,
+        priority: Priority,
+        entry: IntakeEntry,
+        pipe: Any,
+        jobs: Any,
     ) -> None:
         """`pipe` is written before `jobs` (`ordered_pipelines`)."""
-        job = Job(job_id=job_id, payload=entry.payload or "", trace_id=current_trace_id())
+        job = Job(
+            job_id=job_id,
+            payload=entry.payload or "",
+            trace_id=current_trace_id(),
+            priority=priority,
+        )
         # `accepted` and the record go out before the job, so no progress can ever overtake
         # the one, and the solver's `running` never precedes the other's `queued`.
-        await self.svc.publish(
-            Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id), self.names.outcomes, pipeline=pipe
-        )
+        accepted = Outcome(kind=OutcomeKind.ACCEPTED, job_id=job_id, priority=priority)
+        await self.svc.publish(accepted, self.names.outcomes, pipeline=pipe)
         if due is not None:
+            # The job id and the record live until the job is due and as long again as any
+            # job's after that: a repeat is still a repeat, and a cancel still finds the job.
+            wait = max(0, math.ceil(due - now()))
             self.records.queue(
-                pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due
-            )
-            await self.schedule.add(job, due, pipe=jobs)
+                pipe, job_id, JobState.SCHEDULED, created=True, attempts=0, not_before=due,
+                priority=priority,
+            )  # fmt: skip
+            pipe.expire(self.names.job(job_id), self.s.job_ttl_seconds + wait)
+            pipe.expire(self.names.idempotency(job_id), self.s.idempotency_ttl_seconds + wait)
+            await self.schedule.add_cancellable(job, due, pipe=jobs)
         else:
-            self.records.queue(pipe, job_id, JobState.QUEUED, created=True, attempts=0)
-            await self.svc.publish(job, self.names.jobs, pipeline=jobs)
+            self.records.queue(
+                pipe, job_id, JobState.QUEUED, created=True, attempts=0, priority=priority
+            )
+            await self.svc.publish(job, self.names.jobs_for(priority), pipeline=jobs)
 
 
 __all__ = ["Intake", "Verdict", "failure_record", "poison_failure"]

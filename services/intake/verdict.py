@@ -11,17 +11,20 @@ from dataclasses import dataclass
 
 from shared.errors import InvalidRequest
 from shared.jobs.events import MAX_JOB_ID
-from shared.jobs.messages import IntakeEntry, parse_time
+from shared.jobs.messages import IntakeEntry, iso, parse_time
 from shared.roster.limits import Limits
+from shared.roster.model import Priority
 from shared.roster.parse import parse_request
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A solve request's validation: why it is invalid (None: valid), and its `not_before`."""
+    """A solve request's validation: why it is invalid (None: valid), its `not_before`, and
+    its priority."""
 
     reason: str | None = None
     due: float | None = None
+    priority: Priority = Priority.NORMAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class Accept:
 
     job_id: str
     due: float | None = None
+    priority: Priority = Priority.NORMAL
 
 
 Action = Reject | Cancel | IgnoreCancel | Duplicate | Accept
@@ -92,35 +96,72 @@ def parse_not_before(value: str) -> float:
 
 
 def job_id_of(entry: IntakeEntry) -> str:
-    """The entry's job id as the intake keys it ("" when missing)."""
-    return (entry.job_id or "").strip()
+    """The entry's job id exactly as sent ("" when missing): never rewritten, so that the
+    answer goes out under the id its producer waits for."""
+    return entry.job_id or ""
 
 
 def kind_of(entry: IntakeEntry) -> str:
     return (entry.type or "").strip()
 
 
-def usable_job_id(job_id: str) -> bool:
-    return 0 < len(job_id) <= MAX_JOB_ID
+def job_id_problem(entry: IntakeEntry) -> str | None:
+    """Why the entry's job id cannot be used as sent (None: it can)."""
+    job_id = job_id_of(entry)
+    if entry.defect is not None:
+        return entry.defect
+    if not job_id:
+        return "job_id: missing"
+    if len(job_id) > MAX_JOB_ID:
+        return f"job_id: longer than {MAX_JOB_ID} characters"
+    if job_id != job_id.strip():
+        # Stripped, it would collide with the id without the spaces; kept, most clients would
+        # not match it. Refused either way, never rewritten.
+        return f"job_id: {job_id[:60]!r} has surrounding whitespace"
+    return None
 
 
 def needs_claim(entry: IntakeEntry) -> bool:
     """Whether the entry spends its job id (a solve request under a usable id)."""
-    return usable_job_id(job_id_of(entry)) and kind_of(entry) == "solve"
+    return job_id_problem(entry) is None and kind_of(entry) == "solve"
+
+
+def entry_priority(entry: IntakeEntry) -> Priority | None:
+    """The entry's own `priority` field (None: absent or empty); ValueError naming a bad one."""
+    raw = (entry.priority or "").strip()
+    if not raw:
+        return None
+    try:
+        return Priority(raw.lower())
+    except ValueError:
+        raise ValueError(f"priority: {raw!r:.40} is not high, normal or low") from None
 
 
 def judge(entry: IntakeEntry, limits: Limits) -> Verdict:
-    """What a solve request is worth, before knowing whether its job id is ours."""
+    """What a solve request is worth, before knowing whether its job id is ours.
+
+    Its priority: the entry's `priority` field when set (the transport's word, e.g. the BullMQ
+    bridge's mapping), else the request's, else normal.
+    """
+    if entry.payload_bytes is not None and entry.payload_bytes > limits.max_json_bytes:
+        return Verdict(
+            reason=f"payload: {entry.payload_bytes} bytes is over the limit of "
+            f"{limits.max_json_bytes} bytes"
+        )
     if entry.payload is None:
         return Verdict(reason="payload: missing")
     try:
-        parse_request(entry.payload, limits)
+        request = parse_request(entry.payload, limits)
     except InvalidRequest as err:
         return Verdict(reason=err.reason)
-    if not entry.not_before:
-        return Verdict()
     try:
-        return Verdict(due=parse_not_before(entry.not_before))
+        priority = entry_priority(entry) or request.priority or Priority.NORMAL
+    except ValueError as err:
+        return Verdict(reason=str(err))
+    if not entry.not_before:
+        return Verdict(priority=priority)
+    try:
+        return Verdict(due=parse_not_before(entry.not_before), priority=priority)
     except ValueError:
         return Verdict(reason=f"not_before: not an ISO 8601 time ({entry.not_before!r:.60})")
 
@@ -162,6 +203,7 @@ def route(
     now: float,
     known: Known | None = None,
     cancel_ttl_ms: int = 24 * 3600 * 1000,
+    horizon_seconds: float = 90 * 24 * 3600,
 ) -> Action:
     """What becomes of one entry.
 
@@ -173,12 +215,11 @@ def route(
         now: the current time, against which `not_before` is compared.
         known: for a cancel, what Redis holds about its job id (`Known`; None: not looked up).
         cancel_ttl_ms: the longest a cancel marker lives (`CANCEL_TTL_SECONDS`).
+        horizon_seconds: how far ahead `not_before` may lie (`NOT_BEFORE_HORIZON_SECONDS`).
     """
     job_id = job_id_of(entry)
-    if not job_id:
-        return Reject(anon(entry_id), "job_id: missing")
-    if len(job_id) > MAX_JOB_ID:
-        return Reject(anon(entry_id), f"job_id: longer than {MAX_JOB_ID} characters")
+    if (problem := job_id_problem(entry)) is not None:
+        return Reject(anon(entry_id), problem)
     kind = kind_of(entry)
     if kind == "cancel":
         return cancel_action(job_id, entry_id, known, cancel_ttl_ms)
@@ -191,7 +232,13 @@ def route(
     if verdict.reason is not None:
         return Reject(job_id, verdict.reason)
     due = verdict.due if verdict.due is not None and verdict.due > now else None
-    return Accept(job_id, due)
+    if due is not None and due > now + horizon_seconds:
+        return Reject(
+            job_id,
+            f"not_before: {iso(due)} is more than {horizon_seconds / 86400:g} days ahead "
+            "(the most a deployment allows: NOT_BEFORE_HORIZON_SECONDS)",
+        )
+    return Accept(job_id, due, verdict.priority)
 
 
 def anon(entry_id: str) -> str:

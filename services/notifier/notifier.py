@@ -89,6 +89,12 @@ class Notifier:
                 attempts=outcome.attempts,
                 solver_used=outcome.solver_used,
                 solve_time_ms=outcome.solve_time_ms,
+                changes=outcome.changes,
+                penalty=outcome.penalty,
+                hard_violations=outcome.hard_violations,
+                lower_bound=outcome.lower_bound_text(),
+                gap=outcome.gap_text(),
+                proven_optimal=outcome.proven_text(),
                 event_id=written,
             )
         elif outcome.kind is OutcomeKind.FAILED:

@@ -59,7 +59,9 @@ class SolverHop:
         self.stream = runner.stream
 
     def implementation(self, request: SolveRequest) -> Implementation:
-        return implementation_for(request, self.s.solver_implementation)
+        return implementation_for(
+            request, self.s.solver_implementation, self.s.solver_max_time_limit
+        )
 
     def inline(self, request: SolveRequest) -> bool:
         used = self.implementation(request)
@@ -97,7 +99,9 @@ class SolverHop:
                     if guarded is None:
                         guarded = (d, request)
                     else:
-                        await requeue(pipe, self.stream, d, self.s.stream_maxlen)
+                        # Back to its own priority's stream, keeping its wait for the aging.
+                        since = int(job.submitted_at * 1000)
+                        await requeue(pipe, d.stream or self.stream, d, self.s.stream_maxlen, since)
                     continue
                 with entry_scope(self.stream, d, job.job_id, job.attempt):
                     await self._quick(job, request, cancelled, pipe, ahead.get(i))
@@ -107,7 +111,9 @@ class SolverHop:
             job = d.body
             with entry_scope(self.stream, d, job.job_id, job.attempt):
                 # The whole batch stays unacked until this returns: keep all of it leased.
-                async with self.runner.holding([x.entry_id for x in batch], d.consumer):
+                async with self.runner.holding(
+                    [x.entry_id for x in batch], d.consumer, stream=d.stream
+                ):
                     await self._guarded(job, request)
 
     async def _check_all(self, job_ids: list[str]) -> list[tuple[bool, bool]]:
@@ -200,7 +206,9 @@ class SolverHop:
         if self.s.solver_allow_fallback:
             self.svc.metrics.fallback(error.error_class.value)
             await self.svc.publish(
-                FallbackJob(job=job, error=error), self.names.fallback, pipeline=pipe
+                FallbackJob(job=job, error=error),
+                self.names.fallback_for(job.priority),
+                pipeline=pipe,
             )
         else:
             await self.reports.transient(job, error, pipe)

@@ -9,6 +9,7 @@ from typing import Any
 
 from services.triage.backoff import backoff_delay
 from services.triage.decide import DeadLetterIt, Retry, decide, poisoned
+from shared.connection.factory import AsyncRedis
 from shared.jobs.dead_letters import dead_letter_id_of
 from shared.jobs.messages import (
     AttemptError,
@@ -107,6 +108,7 @@ class Triage:
             history=history,
             trace_id=failure.trace_id,
             first_seen=job.submitted_at if job else failure.at,
+            priority=job.priority if job else None,
         )
         await self.svc.publish(letter, self.names.dead, maxlen=self.s.dead_maxlen, pipeline=pipe)
         await self.records.update(
@@ -142,14 +144,7 @@ class Triage:
                     await task
 
     async def trim_dead(self) -> int:
-        """Drop dead letters older than DEAD_MAX_AGE_SECONDS; the number dropped.
-
-        MAXLEN on every XADD bounds their count; this bounds their age, so a quiet system
-        does not keep a month-old failure storm for ever. Exact MINID: dead letters are few,
-        and `~` would keep a whole macro node of old entries.
-        """
-        cutoff_ms = int((now() - self.s.dead_max_age_seconds) * 1000)
-        return int(await self.svc.redis.xtrim(self.names.dead, minid=f"{cutoff_ms}-0"))
+        return await trim_dead(self.svc.redis, self.names.dead, self.s.dead_max_age_seconds)
 
     async def _trim_loop(self) -> None:
         while True:
@@ -170,3 +165,14 @@ class Triage:
             except Exception:  # keep promoting after a Redis blip; the script is atomic
                 log.warning("promoting due jobs failed", exc_info=True)
             await asyncio.sleep(interval)
+
+
+async def trim_dead(redis: AsyncRedis, stream: str, max_age_seconds: float) -> int:
+    """Drop dead letters older than DEAD_MAX_AGE_SECONDS; the number dropped.
+
+    MAXLEN on every XADD bounds their count; this bounds their age, so a quiet system
+    does not keep a month-old failure storm for ever. Exact MINID: dead letters are few,
+    and `~` would keep a whole macro node of old entries.
+    """
+    cutoff_ms = int((now() - max_age_seconds) * 1000)
+    return int(await redis.xtrim(stream, minid=f"{cutoff_ms}-0", approximate=False))

@@ -12,6 +12,7 @@ Exit codes: shared/cli/exits.py (0 completed, 1 failed, 2 invalid input, 4 unkno
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import time
@@ -37,14 +38,14 @@ from shared.cli.devrunner import (
 )
 from shared.cli.exits import ExitCode
 from shared.cli.redis_target import Target, fail, redact, resolve
-from shared.cli.roster import Output
+from shared.cli.roster import Output, verdict_line
 from shared.connection.factory import sync_client
 from shared.errors import ReplayError
 from shared.jobs.client import Client, lifecycle, terminal_of
 from shared.jobs.dead_letters import DeadLetters, Entry
 from shared.jobs.messages import parse_time
 from shared.jobs.records import TERMINAL_STATES
-from shared.roster.model import SolveRequest, SolveResult
+from shared.roster.model import Priority, SolveRequest, SolveResult
 from shared.settings import Settings
 
 out = Console(highlight=False, soft_wrap=True)
@@ -94,20 +95,20 @@ def _not_before(value: str | None) -> dt.datetime | None:
 
 
 def render(result_json: str, request: SolveRequest | None, output: Output) -> None:
-    """Print a finished roster as json, tsv or a table (the latter two need the request)."""
-    from shared.cli.roster import print_table, roster_of
-    from shared.roster.curtois import roster_to_tsv
+    """Print a finished roster as json, tsv or a table (a table needs the request: its dates
+    and shift names; the tsv is in the result)."""
+    from shared.cli.roster import print_table
+    from shared.roster.curtois import result_to_tsv
 
+    if output is Output.TSV:
+        print(result_to_tsv(SolveResult.model_validate_json(result_json)), end="")
+        return
     if output is Output.JSON or request is None:
         if output is not Output.JSON:
             err.print(f"--output {output.value} needs the request (--request FILE); showing JSON")
         print(result_json)
         return
-    result = SolveResult.model_validate_json(result_json)
-    if output is Output.TSV:
-        print(roster_to_tsv(request, roster_of(request, result)), end="")
-    else:
-        print_table(request, result)
+    print_table(request, SolveResult.model_validate_json(result_json))
 
 
 def progress_detail(ev: dict[str, str]) -> str:
@@ -194,8 +195,13 @@ def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> 
             f"[green]completed[/green] by {ev.get('solver_used')} in "
             f"{ev.get('solve_time_ms')} ms, attempt {ev.get('attempts')}"
             + (" (cancelled early)" if ev.get("cancelled") == "true" else "")
+            + (f", {ev['changes']} cells changed" if ev.get("changes") else "")
         )
-        render(ev.get("result", "{}"), request, output)
+        result_json = ev.get("result", "{}")
+        if output is not Output.TABLE or request is None:  # a table ends with this line
+            with contextlib.suppress(ValueError):
+                err.print(verdict_line(SolveResult.model_validate_json(result_json)))
+        render(result_json, request, output)
         return
     err.print(
         f"[red]failed[/red] ({ev.get('error_class')}): {escape(ev.get('reason', ''))} "
@@ -251,7 +257,7 @@ async def watch_known(
     report(ev, request, output)
 
 
-async def _submit_and_watch(
+async def submit_and_watch(
     target: Target,
     request: SolveRequest,
     job_id: str | None,
@@ -299,6 +305,14 @@ def submit(
         ),
     ] = None,
     output: OutputOpt = Output.TABLE,
+    priority: Annotated[
+        Priority | None,
+        typer.Option(
+            "--priority",
+            help="high, normal or low: which waiting jobs the solvers take first (default: "
+            "the request's, else normal).",
+        ),
+    ] = None,
     redis_url: RedisUrlOpt = None,
 ) -> None:
     """Submit a request through the public stream, like any foreign producer.
@@ -306,16 +320,18 @@ def submit(
     With --job-id of a job the services already know, nothing is submitted (a repeat is not
     solved twice); with --watch the known job is followed instead."""
     request = _load(file)
+    if priority is not None:
+        request = request.model_copy(update={"priority": priority})
     when = _not_before(not_before)
     target = resolve(redis_url)
-    asyncio.run(_submit_and_watch(target, request, job_id, when, watch, output))
+    asyncio.run(submit_and_watch(target, request, job_id, when, watch, output))
 
 
 def watch(
     job_id: Annotated[str, typer.Argument(help="Job id to follow.")],
     output: OutputOpt = Output.JSON,
     request_file: Annotated[
-        Path | None, typer.Option("--request", help="The request, for tsv/table output.")
+        Path | None, typer.Option("--request", help="The request, for table output.")
     ] = None,
     wait: Annotated[
         bool,
@@ -516,7 +532,7 @@ def demo(
         try:
             started = time.monotonic()
             services = Target(dev_redis.url, target.source)
-            asyncio.run(_submit_and_watch(services, request, None, None, True, output))
+            asyncio.run(submit_and_watch(services, request, None, None, True, output))
             err.print(f"demo finished in {time.monotonic() - started:.1f} s")
         except typer.Exit as e:
             code = e.exit_code

@@ -25,9 +25,10 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from shared.cli import jobs, ops, roster
+    from shared.cli import jobs, ops, repair, roster
 
     roster.register(app)
+    repair.register(app)
     jobs.register(app)
     ops.register(app)
 

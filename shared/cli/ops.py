@@ -54,6 +54,7 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     for col, just in (
         ("service", "left"),
         ("stream", "left"),
+        ("priority", "left"),
         ("length", "right"),
         ("lag", "right"),
         ("pending", "right"),
@@ -66,7 +67,9 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     idle_limit = (reclaim_idle_ms or 0) / 1000
     for g in stats.groups:
         if not g.exists:
-            groups.add_row(g.service, g.stream, str(lengths.get(g.stream, 0)), "no group", "", "")
+            groups.add_row(
+                g.service, g.stream, g.priority or "", str(lengths.get(g.stream, 0)), "no group"
+            )
             continue
         lag = Text("?" if g.lag is None else str(g.lag))
         if g.lag is not None and g.lag >= WARN_LAG:
@@ -78,6 +81,7 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
         groups.add_row(
             g.service,
             g.stream,
+            g.priority or "",
             str(lengths.get(g.stream, 0)),
             lag,
             str(g.pending),
@@ -105,7 +109,11 @@ def stats_renderable(stats: QueueStats, reclaim_idle_ms: int | None = None) -> G
     dead = Text(str(stats.dead_letters), style="red" if stats.dead_letters else "")
     rate = "-" if w.fallback_rate is None else f"{w.fallback_rate:.1%}"
     failures = ", ".join(f"{k} {v}" for k, v in sorted(w.failures_by_class.items())) or "0"
+    rows: list[tuple[str, str | Text]] = [
+        ("intake alert", Text(alert, style="red")) for alert in stats.alerts
+    ]
     for what, value in (
+        *rows,
         ("dead letters", dead),
         ("scheduled (delayed/retry)", str(stats.scheduled)),
         ("jobs per minute", f"{w.jobs_per_minute:.1f}"),

@@ -164,6 +164,9 @@ def solve(
         print(roster_to_tsv(req, roster_of(req, result)), end="")
     else:
         print_table(req, result)
+        return
+    if not quiet:  # the table ends with this line; beside JSON or TSV it goes to stderr
+        err.print(verdict_line(result))
 
 
 def evaluate(
@@ -309,12 +312,35 @@ def print_table(req: SolveRequest, result: SolveResult) -> None:
         out.print(f"[red]{m.rule}[/red] {m.employee or ''}: {m.message}")
     if len(broken) > MAX_LISTED_VIOLATIONS:
         out.print(f"... and {len(broken) - MAX_LISTED_VIOLATIONS} more hard violations")
+    out.print(verdict_line(result))
+
+
+def proof_words(result: SolveResult) -> str:
+    """How far the roster may be from the optimum, as its solver proved it; "" without a
+    bound (shared/roster/optimality.py)."""
+    s = result.stats
+    if s is None or s.lower_bound is None:
+        return ""
+    if s.proven_optimal:
+        return f"proven optimal (bound {s.lower_bound})"
+    if s.gap is None:
+        return f"bound {s.lower_bound}"
+    return f"bound {s.lower_bound}, gap {s.gap:.2%}"
+
+
+def verdict_line(result: SolveResult) -> str:
+    """One line: feasible or not, hard violations, penalty, the proof, how it was found."""
     verdict = "[green]feasible[/green]" if result.feasible else "[red]infeasible[/red]"
     line = f"{verdict}: {result.score.hard_violations} hard, penalty {result.score.penalty}"
+    if result.changes is not None:
+        line += f", {result.changes} cells changed"
+    proof = proof_words(result)
+    if proof:
+        line += f"; {proof}"
     if result.stats is not None:
         s = result.stats
         line += f" ({s.implementation}, seed {s.seed}, {s.time_ms:.0f} ms)"
-    out.print(line)
+    return line
 
 
 def register(app: typer.Typer) -> None:

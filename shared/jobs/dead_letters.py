@@ -145,6 +145,8 @@ class DeadLetters:
             "payload": letter.payload,
             REPLAY_FIELD: letter.dead_letter_id,
         }
+        if letter.priority is not None:
+            fields["priority"] = letter.priority.value
         replies = write_durably_sync(
             self.redis,
             s.wait_replicas,

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.jobs.messages import ErrorClass
-from shared.roster.model import Implementation
+from shared.roster.model import Implementation, Priority
 
 # Wire formats of the stringified numbers, as patterns so non-Python clients can check them.
 UInt = Annotated[str, Field(pattern=r"^[0-9]+$")]
@@ -38,7 +38,10 @@ JobId = Annotated[
     Field(
         min_length=1,
         max_length=MAX_JOB_ID,
-        description="The caller's job id; also the idempotency key of the request.",
+        # No surrounding whitespace: the intake uses ids as sent and refuses those.
+        pattern=r"^\S(?:[\s\S]*\S)?$",
+        description="The caller's job id, used exactly as sent (UTF-8, no surrounding "
+        "whitespace); also the idempotency key of the request.",
     ),
 ]
 
@@ -70,6 +73,13 @@ class SolveEntry(_Entry):
     not_before: IsoTime | None = Field(
         default=None, description="Do not start solving before this time (a delayed solve)."
     )
+    priority: Priority | None = Field(
+        default=None,
+        description="high, normal or low: solvers take every waiting high job before any "
+        "normal one, normal before low (a low job that waited PRIORITY_AGING_SECONDS longer "
+        "than the oldest waiting normal one goes first). Wins over the request's own "
+        "`priority`; absent in both: normal. Another value is refused as invalid.",
+    )
 
 
 class CancelEntry(_Entry):
@@ -100,6 +110,11 @@ class AcceptedEvent(_Event):
     model_config = ConfigDict(title="solver.accepted")
 
     type: Literal["solver.accepted"]
+    priority: Priority | None = Field(
+        default=None,
+        description="The priority the job was queued with (high, normal or low); absent "
+        "only in events written before priorities existed.",
+    )
 
 
 class ProgressEvent(_Event):
@@ -114,7 +129,7 @@ class ProgressEvent(_Event):
     )
     message: str = Field(
         description="Human readable: the phase and its figures, e.g. 'Column generation: best "
-        "roster: penalty 1330, LP bound 1236 (gap 7.1%)'."
+        "roster: penalty 1330, LP bound 1236 (gap 7.6%)'."
     )
     phase: Literal["", "columns", "genetic", "greedy"] | None = Field(
         default=None,
@@ -162,6 +177,29 @@ class CompletedEvent(_Event):
         default=None,
         description="Present when a cancel stopped the solve: the result is the best roster "
         "found until then.",
+    )
+    changes: UInt | None = Field(
+        default=None,
+        description="Cells of the roster that differ from the request's `previous` roster "
+        "(re-rostering; the result's `changes` rule lists them). Present only when the request "
+        "has one; absent from events of services older than this field.",
+    )
+    lower_bound: Annotated[str, Field(pattern=r"^([0-9]+)?$")] | None = Field(
+        default=None,
+        description="result.stats.lower_bound: the least soft penalty any roster of this "
+        "request can have, as the solver proved it. Empty when it proved none. Optional: absent "
+        "from events of services older than this field.",
+    )
+    gap: Annotated[str, Field(pattern=r"^([0-9]+(\.[0-9]+)?)?$")] | None = Field(
+        default=None,
+        description="result.stats.gap: (penalty - lower_bound) / lower_bound, e.g. '0.0123' "
+        "for a roster at most 1.23 % above the optimum. Empty when unknown (no bound, or hard "
+        "violations). Optional like lower_bound.",
+    )
+    proven_optimal: Literal["true", "false"] | None = Field(
+        default=None,
+        description="result.stats.proven_optimal: 'true' only when the roster has no hard "
+        "violations and its penalty meets lower_bound. Optional like lower_bound.",
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.errors import ErrorClass
+from shared.roster.model import Priority
 
 __all__ = ["ErrorClass"]  # re-exported: the records carry it
 
@@ -52,8 +53,19 @@ class IntakeEntry(_Record):
     job_id: str | None = None
     payload: str | None = None
     not_before: str | None = None
+    priority: str | None = None
     other: dict[str, str] | None = Field(
         default=None, description="Fields outside the contract, kept for the dead letter."
+    )
+    payload_bytes: int | None = Field(
+        default=None,
+        description="The payload's size when it was over the size limit and not read, set by "
+        "the intake's parser; the request is `invalid`.",
+    )
+    defect: str | None = Field(
+        default=None,
+        description="Why the entry cannot be used as sent (a field that is not UTF-8), set by "
+        "the intake's parser; the entry is refused under an `anon-` id.",
     )
 
     @field_validator("payload", mode="before")
@@ -64,7 +76,7 @@ class IntakeEntry(_Record):
             return json.dumps(v)
         return v
 
-    @field_validator("type", "job_id", "not_before", mode="before")
+    @field_validator("type", "job_id", "not_before", "priority", mode="before")
     @classmethod
     def _scalars_as_text(cls, v: Any) -> Any:
         if v is None or isinstance(v, str):
@@ -90,6 +102,8 @@ class Job(_Record):
     submitted_at: float = Field(default_factory=now)
     trace_id: str | None = None
     history: list[AttemptError] = Field(default_factory=list)
+    # Which of the hop's streams it waits in (shared/names.py `jobs_for`, `fallback_for`).
+    priority: Priority = Priority.NORMAL
 
 
 class FallbackJob(_Record):
@@ -123,6 +137,8 @@ class DeadLetter(_Record):
     trace_id: str | None
     first_seen: float | None
     dead_at: float = Field(default_factory=now)
+    # The job's priority, so that a replay queues it as it was (None: never became a job).
+    priority: Priority | None = None
 
 
 class OutcomeKind(StrEnum):
@@ -140,6 +156,8 @@ class Outcome(_Record):
     kind: OutcomeKind
     job_id: str
     ts: float = Field(default_factory=now)
+    # accepted
+    priority: Priority | None = None
     # progress
     progress: float | None = None
     message: str | None = None
@@ -148,18 +166,39 @@ class Outcome(_Record):
     population: int | None = None
     eta_seconds: float | None = None
     best_score: str | None = None
-    lower_bound: float | None = None
+    lower_bound: float | None = None  # progress and completed
     # completed
     result: str | None = Field(default=None, description="SolveResult JSON")
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None
+    changes: int | None = None  # re-rostering: cells that differ from the previous roster
+    # the result's proof of quality (shared/roster/optimality.py), flat for consumers that do
+    # not parse the result; `lower_bound` (above) is the result's bound then
+    gap: float | None = None
+    proven_optimal: bool | None = None
+    # the roster's score, for the job record only (the event has it in `result`)
+    penalty: int | None = None
+    hard_violations: int | None = None
     # completed and failed
     attempts: int | None = None
     # failed
     error_class: ErrorClass | None = None
     reason: str | None = None
     dead_letter_id: str | None = None
+
+    # The completed event's and the job record's spelling of the proof (None: not known).
+    def lower_bound_text(self) -> str | None:
+        return None if self.lower_bound is None else f"{self.lower_bound:.0f}"
+
+    def gap_text(self) -> str | None:
+        # A bound above the penalty would be a solver bug; the wire format has no sign for it.
+        return None if self.gap is None else f"{max(0.0, self.gap):.4f}"
+
+    def proven_text(self) -> str | None:
+        if self.proven_optimal is None:
+            return None
+        return "true" if self.proven_optimal else "false"
 
     def event_fields(self) -> dict[str, str]:
         """Flat string fields of the public `solver-events` entry (docs/design.md §3)."""
@@ -168,6 +207,8 @@ class Outcome(_Record):
             "job_id": self.job_id,
             "ts": iso(self.ts),
         }
+        if self.kind is OutcomeKind.ACCEPTED:
+            f["priority"] = (self.priority or Priority.NORMAL).value
         if self.kind is OutcomeKind.PROGRESS:
             f |= {
                 "progress": f"{self.progress or 0:.0f}",
@@ -177,7 +218,7 @@ class Outcome(_Record):
                 "population": str(self.population or 0),
                 "eta_seconds": f"{self.eta_seconds or 0:.1f}",
                 "best_score": self.best_score or "",
-                "lower_bound": "" if self.lower_bound is None else f"{self.lower_bound:.0f}",
+                "lower_bound": self.lower_bound_text() or "",
             }
         elif self.kind is OutcomeKind.COMPLETED:
             f |= {
@@ -188,6 +229,14 @@ class Outcome(_Record):
             }
             if self.cancelled:
                 f["cancelled"] = "true"
+            if self.changes is not None:
+                f["changes"] = str(self.changes)
+            if self.proven_optimal is not None:
+                f |= {
+                    "lower_bound": self.lower_bound_text() or "",
+                    "gap": self.gap_text() or "",
+                    "proven_optimal": self.proven_text() or "",
+                }
         elif self.kind is OutcomeKind.FAILED:
             f |= {
                 "error_class": (self.error_class or ErrorClass.CRASH).value,

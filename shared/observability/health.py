@@ -42,6 +42,8 @@ from shared.text import text
 SERVICES = ("intake", "solver", "fallback", "triage", "notifier")
 # Not a stream consumer: probed through the heartbeat it writes every second (check_bridge).
 BRIDGE = "bridge"
+# How long the intake stays not-ready after requests vanished from its stream.
+ALARM_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -70,31 +72,46 @@ def check(
     max_idle_ms: int,
     reclaim_idle_ms: int = 30_000,
 ) -> Verdict:
-    stream, group = names.groups[service]
+    # A prioritized hop reads three streams (one per priority) with the same consumers: it is
+    # live when they read any of them.
+    inputs = names.inputs(service)
+    group = inputs[0][1]
+    where = "/".join(s for s, _ in inputs) + "/" + group
     try:
         client.ping()
     except RedisError as err:
         if mode == "live":
             return Verdict(True, f"redis unreachable ({err}); not a reason to restart")
         return Verdict(False, f"redis unreachable: {err}")
-    try:
-        groups = client.xinfo_groups(stream)
-    except ResponseError as err:  # no such key: the stream (and so the group) is gone
-        return Verdict(False, f"{stream}: {err}")
-    if not any(text(g["name"]) == group for g in groups):
-        return Verdict(False, f"group {group!r} missing on {stream!r}")
+    infos = []
+    for stream, _ in inputs:
+        try:
+            groups = client.xinfo_groups(stream)
+        except ResponseError as err:  # no such key: the stream (and so the group) is gone
+            return Verdict(False, f"{stream}: {err}")
+        info = next((g for g in groups if text(g["name"]) == group), None)
+        if info is None:
+            return Verdict(False, f"group {group!r} missing on {stream!r}")
+        infos.append((stream, info))
     if mode == "ready":
-        return Verdict(True, f"{stream}/{group} present")
-    info = next(g for g in groups if text(g["name"]) == group)
-    waiting = _waiting(client, stream, info)
-    mine = [c for c in client.xinfo_consumers(stream, group) if text(c["name"]).startswith(prefix)]
+        if service == "intake" and (alarm := intake_alarm(client, names)):
+            return Verdict(False, alarm)
+        return Verdict(True, f"{where} present")
+    waiting = sum(_waiting(client, stream, info) for stream, info in infos)
+    mine = [
+        c
+        for stream, _ in infos
+        for c in client.xinfo_consumers(stream, group)
+        if text(c["name"]).startswith(prefix)
+    ]
     freshest = min((int(c["idle"]) for c in mine), default=None)
     # A process whose loop hangs after taking an entry (it was delivered to a blocked read just
     # before) shows no lag at all: the entry sits in our pending list instead. A live holder
     # renews its claim every third of RECLAIM_IDLE_MS (shared/jobs/lease.py), and a dead one's
     # entries are reclaimed after RECLAIM_IDLE_MS, so an entry of ours idle past both bounds
     # is held by a stuck loop.
-    stale = _stale_holds(client, stream, group, prefix, max(max_idle_ms, 2 * reclaim_idle_ms))
+    bound = max(max_idle_ms, 2 * reclaim_idle_ms)
+    stale = [h for stream, _ in infos for h in _stale_holds(client, stream, group, prefix, bound)]
     if stale:
         entry, consumer, idle = stale[0]
         return Verdict(
@@ -107,7 +124,7 @@ def check(
         # holds anything up. (Redis 7.0 creates a consumer only on its first delivery and
         # does not refresh its idle time on empty reads, so idle alone would fail a quiet
         # but healthy service.)
-        return Verdict(True, f"nothing waiting in {stream}/{group}")
+        return Verdict(True, f"nothing waiting in {where}")
     if freshest is None:
         return Verdict(False, f"{waiting} entries waiting, no consumer named {prefix}* reads")
     if freshest > max_idle_ms:
@@ -163,15 +180,34 @@ def _stale_holds(
     ]
 
 
+def intake_alarm(client: SyncRedis, names: Names, recent_s: float = ALARM_S) -> str | None:
+    """Why the intake is not ready: requests vanished from its stream in the last `recent_s`
+    seconds, or the stream's ids ran ahead of the clock (services/intake/watch.py). Not a
+    liveness failure: a restart would change neither."""
+    alerts = {text(k): text(v) for k, v in (client.hgetall(names.alerts) or {}).items()}
+    if alerts.get("intake_id_ahead"):
+        return f"{names.intake}: last id {alerts['intake_id_ahead']} is far ahead of the clock"
+    at = float(alerts.get("intake_vanished_at") or 0)
+    if time.time() - at < recent_s:
+        return (
+            f"{names.intake}: requests vanished before the intake read them "
+            f"{time.time() - at:.0f} s ago ({alerts.get('intake_vanished')} so far)"
+        )
+    return None
+
+
 def _waiting(client: SyncRedis, stream: str, info: dict[str, object]) -> int:
     """Entries not yet delivered to the group (XINFO GROUPS `lag`)."""
     lag = info.get("lag")
-    if lag is not None:
-        return int(str(lag))
-    # Redis leaves lag unknown after some trims and deletions; fall back to "anything after
-    # the last delivered id".
+    if lag is not None and int(str(lag)) == 0:
+        return 0
     last = text(info.get("last-delivered-id", "0-0"))
-    return len(client.xrange(stream, min=f"({last}", count=1) or [])
+    # Redis leaves lag unknown after some trims and deletions, and too high after a trim past
+    # the group (a producer's MAXLEN): nothing after the last delivered id is nothing waiting.
+    after = client.xrange(stream, min=f"({last}", count=1) or []
+    if lag is not None and after:
+        return int(str(lag))
+    return len(after)
 
 
 

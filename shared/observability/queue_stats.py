@@ -9,17 +9,19 @@ that clock; the CLI's own clock may be off by seconds on an operator's laptop.
 
 Window figures (jobs per minute, solve time, queue wait) come from the terminal events in
 `solver-events` over the last `window` seconds; the fallback rate counts the entries written to
-`solver.fallback` in that window. Queue wait is enqueue -> start of the
-successful solve. Enqueue is the job record's `submitted_at`, else its `created_at` (intake's
-first write). Start is the record's `started_at` where the solver writes it, else it is
-estimated as the completed event's time minus its `solve_time_ms`; the estimate also counts the
-notifier hop and, for a retried job, the earlier attempts and their backoff.
+`solver.fallback` (each priority's stream) in that window. The prioritized hops' streams (one per
+priority, docs/decisions/0016-priorities.md) are listed each with its priority. Queue wait is
+enqueue -> start of the successful solve. Enqueue is the job record's `submitted_at`, else its
+`created_at` (intake's first write). Start is the record's `started_at` where the solver writes
+it, else it is estimated as the completed event's time minus its `solve_time_ms`; the estimate
+also counts the notifier hop and, for a retried job, the earlier attempts and their backoff.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +30,7 @@ import redis
 from pydantic import BaseModel, Field
 
 from shared.connection.factory import SyncRedis, is_cluster
-from shared.names import Names
+from shared.names import READ_ORDER, Names
 from shared.text import text
 
 # Enough pending entries to find the longest idle one in practice, without XPENDING over a
@@ -47,6 +49,10 @@ START_FIELDS = ("started_at",)
 class StreamStats(BaseModel):
     role: str = Field(description="intake, jobs, fallback, failures, outcomes, events or dead")
     stream: str
+    priority: str | None = Field(
+        default=None,
+        description="high, normal or low for the streams of a prioritized hop (jobs, fallback)",
+    )
     length: int
     exists: bool
     node: str | None = Field(
@@ -66,6 +72,9 @@ class GroupStats(BaseModel):
     service: str
     stream: str
     group: str
+    priority: str | None = Field(
+        default=None, description="The stream's priority, for a prioritized hop's streams"
+    )
     exists: bool
     consumers: int = 0
     pending: int = 0
@@ -119,6 +128,11 @@ class QueueStats(BaseModel):
     dead_letters: int
     scheduled: int = Field(description="Jobs waiting in the delay schedule (retries, not_before)")
     window: WindowStats
+    alerts: list[str] = Field(
+        default_factory=list,
+        description="What the intake saw go wrong on its stream: requests that vanished before "
+        "it read them, ids ahead of the clock (services/intake/watch.py)",
+    )
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -141,18 +155,26 @@ def _server_time(r: SyncRedis) -> float:
     return float(sec) + float(usec) / 1e6
 
 
+def priority_of(names: Names, stream: str) -> str | None:
+    """high, normal or low for a stream of a prioritized hop, else None."""
+    for p in READ_ORDER:
+        if stream in (names.jobs_for(p), names.fallback_for(p)):
+            return p.value
+    return None
+
+
 def _stream_stats(r: SyncRedis, names: Names) -> list[StreamStats]:
-    roles = {
-        "intake": names.intake,
-        "jobs": names.jobs,
-        "fallback": names.fallback,
-        "failures": names.failures,
-        "outcomes": names.outcomes,
-        "events": names.events,
-        "dead": names.dead,
-    }
+    roles = [
+        ("intake", names.intake),
+        *(("jobs", s) for s in names.prioritized(names.jobs)),
+        *(("fallback", s) for s in names.prioritized(names.fallback)),
+        ("failures", names.failures),
+        ("outcomes", names.outcomes),
+        ("events", names.events),
+        ("dead", names.dead),
+    ]
     pipe = r.pipeline(transaction=False)
-    for stream in roles.values():
+    for _, stream in roles:
         pipe.exists(stream)
         pipe.xlen(stream)
     res = pipe.execute()
@@ -160,11 +182,12 @@ def _stream_stats(r: SyncRedis, names: Names) -> list[StreamStats]:
         StreamStats(
             role=role,
             stream=stream,
+            priority=priority_of(names, stream),
             exists=bool(res[2 * i]),
             length=int(res[2 * i + 1]),
             node=_node_of(r, stream),
         )
-        for i, (role, stream) in enumerate(roles.items())
+        for i, (role, stream) in enumerate(roles)
     ]
 
 
@@ -175,19 +198,29 @@ def _node_of(r: SyncRedis, key: str) -> str | None:
     return f"{node.host}:{node.port}"
 
 
-def _group_stats(r: SyncRedis, service: str, stream: str, group: str, now: float) -> GroupStats:
+def _group_stats(
+    r: SyncRedis,
+    service: str,
+    stream: str,
+    group: str,
+    now: float,
+    priority: str | None = None,
+) -> GroupStats:
     try:
         infos = r.xinfo_groups(stream)
     except redis.ResponseError:  # no such stream yet
-        return GroupStats(service=service, stream=stream, group=group, exists=False)
+        infos = []
     info = next((g for g in infos if text(g["name"]) == group), None)
     if info is None:
-        return GroupStats(service=service, stream=stream, group=group, exists=False)
+        return GroupStats(
+            service=service, stream=stream, group=group, priority=priority, exists=False
+        )
     lag = info.get("lag")
     stats = GroupStats(
         service=service,
         stream=stream,
         group=group,
+        priority=priority,
         exists=True,
         consumers=int(info.get("consumers", 0)),
         pending=int(info.get("pending", 0)),
@@ -288,8 +321,11 @@ def fallbacks_since(r: SyncRedis, names: Names, start_ms: int) -> int:
     The fallback stream holds exactly the primary solves that failed; `solver_used=greedy`
     would also count jobs that asked for greedy themselves.
     """
-    handed = r.xrange(names.fallback, min=f"{start_ms}-0", max="+", count=MAX_WINDOW_ENTRIES)
-    return len(handed or [])
+    handed = 0
+    for stream in names.prioritized(names.fallback):
+        entries = r.xrange(stream, min=f"{start_ms}-0", max="+", count=MAX_WINDOW_ENTRIES)
+        handed += len(entries or [])
+    return handed
 
 
 def _window_stats(r: SyncRedis, names: Names, now: float, window: float) -> WindowStats:
@@ -372,8 +408,9 @@ def collect(
     now = _server_time(r)
     streams = _stream_stats(r, names)
     groups = [
-        _group_stats(r, service, stream, group, now)
-        for service, (stream, group) in names.groups.items()
+        _group_stats(r, service, stream, group, now, priority_of(names, stream))
+        for service in names.groups
+        for stream, group in names.inputs(service)
     ]
     dead = next(s.length for s in streams if s.role == "dead")
     return QueueStats(
@@ -383,6 +420,26 @@ def collect(
         streams=streams,
         groups=groups,
         dead_letters=dead,
-        scheduled=int(r.zcard(names.schedule)),
+        scheduled=sum(int(r.zcard(names.schedule_for(p))) for p in READ_ORDER),
         window=window_stats or _window_stats(r, names, now, window),
+        alerts=intake_alerts(r, names),
     )
+
+
+def intake_alerts(r: SyncRedis, names: Names) -> list[str]:
+    """The intake's alerts (services/intake/watch.py) in words; [] when all is well."""
+    raw = {text(k): text(v) for k, v in (r.hgetall(names.alerts) or {}).items()}
+    out = []
+    if raw.get("intake_vanished"):
+        at = float(raw.get("intake_vanished_at") or 0)
+        out.append(
+            f"{raw['intake_vanished']} requests left {names.intake} before the intake read "
+            f"them (last at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(at))}): a "
+            "producer wrote XADD with MAXLEN or MINID; no event was sent for them"
+        )
+    if raw.get("intake_id_ahead"):
+        out.append(
+            f"{names.intake}'s last id is {raw['intake_id_ahead']}, far ahead of the clock: "
+            "new ids follow it until they run out (docs/publishing.md, Trust)"
+        )
+    return out

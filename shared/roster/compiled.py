@@ -29,6 +29,14 @@ edge runs exempt from the minimum-run rules are those touching day 0 or day D-1.
 | `cover_req`      | [D, S]    | required number of employees on shift s, day d |
 | `cover_under`    | [D, S]    | penalty per missing employee |
 | `cover_over`     | [D, S]    | penalty per extra employee |
+| `pin`            | [E, D]    | optional; the cell's pinned value (-1 = off), `FREE` = none |
+| `previous`       | [E, D]    | optional; the previous roster's value (-1 = off), `FREE` = none |
+
+Pins and the previous roster are optional (None when the request has none) and `change_weight`
+(an int) prices each cell that differs from `previous`. The C solver takes `pin` as is and
+the changes folded into the request lists (`with_changes_as_requests`): a changed cell costs
+exactly what a shift-on request for the previous shift (or shift-off requests for every type,
+on a previous day off) of weight `change_weight` costs.
 
 A roster is `int32 [E, D]`: -1 for a day off, else the shift index. One shift per day per employee
 is therefore structural and cannot be broken.
@@ -53,6 +61,8 @@ I32 = npt.NDArray[np.int32]
 U8 = npt.NDArray[np.uint8]
 
 MINUTES_PER_DAY = 24 * 60
+# A cell with no pin (in `pin`) or no previous value (in `previous`).
+FREE = -2
 
 
 # Not frozen: a frozen dataclass sets each of the 20 fields through `object.__setattr__`,
@@ -81,12 +91,16 @@ class Lists:
     cover_req: list[list[int]]
     cover_under: list[list[int]]
     cover_over: list[list[int]]
+    pin: list[list[int]] | None = None
+    previous: list[list[int]] | None = None
 
 
 # dtype of each array; every array not listed is int32.
 _UINT8 = frozenset({"forbidden", "day_off"})
 _GRIDS = frozenset({"forbidden", "max_shifts", "day_off", "cover_req", "cover_under", "cover_over"})
-_ARRAYS = frozenset(f.name for f in fields(Lists))
+# The arrays every problem has; `pin` and `previous` are optional (None).
+_OPTIONAL = frozenset({"pin", "previous"})
+_ARRAYS = frozenset(f.name for f in fields(Lists)) - _OPTIONAL
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +132,9 @@ class Problem:
     cover_req: I32
     cover_under: I32
     cover_over: I32
+    pin: I32 | None = None
+    previous: I32 | None = None
+    change_weight: int = 0
 
     @classmethod
     def from_lists(
@@ -127,16 +144,23 @@ class Problem:
         n_days: int,
         n_weekends: int,
         lists: Lists,
+        change_weight: int = 0,
     ) -> Problem:
         problem = object.__new__(cls)
         # Written past the frozen `__setattr__`, as `cached_property` does; the array fields
-        # stay unset until `__getattr__` builds them.
+        # stay unset until `__getattr__` builds them. The optional ones are set here: their
+        # class-level default (None) would hide them from `__getattr__`.
         problem.__dict__.update(
             shift_ids=shift_ids,
             employee_ids=employee_ids,
             n_weekends=n_weekends,
             n_days=n_days,
             lists=lists,
+            change_weight=change_weight,
+            pin=None if lists.pin is None else np.array(lists.pin, dtype=np.int32),
+            previous=None
+            if lists.previous is None
+            else np.array(lists.previous, dtype=np.int32),
         )
         return problem
 
@@ -179,7 +203,12 @@ class Problem:
     def lists(self) -> Lists:
         """The arrays as Python lists, for code that reads them cell by cell (the greedy solver,
         the rules): indexing a list is several times cheaper than indexing an array."""
-        return Lists(**{name: getattr(self, name).tolist() for name in _ARRAYS})
+        lists = Lists(**{name: getattr(self, name).tolist() for name in _ARRAYS})
+        if self.pin is not None:
+            lists.pin = self.pin.tolist()
+        if self.previous is not None:
+            lists.previous = self.previous.tolist()
+        return lists
 
     def empty_roster(self) -> I32:
         return np.full((self.n_employees, self.n_days), -1, dtype=np.int32)
@@ -216,22 +245,22 @@ def _weekend_list(start_weekday: int, days: int) -> tuple[list[int], int]:
 
 
 def _csr(
-    cells: list[list[tuple[int, int]]] | None, n_cells: int
+    cell: list[int], shift: list[int], weight: list[int], n_cells: int
 ) -> tuple[list[int], list[int], list[int]]:
-    if cells is None:  # no requests at all
+    """Requests as (cell, shift, weight) in the order given, grouped by cell (the order within
+    a cell kept). Flat lists and a stable sort: a list per cell would be millions of objects
+    at the size limits, and the garbage collector's passes over them took seconds."""
+    if not cell:  # no requests at all
         return [0] * (n_cells + 1), [], []
-    ptr = [0] * (len(cells) + 1)
-    shift: list[int] = []
-    weight: list[int] = []
-    total = 0
-    for i, c in enumerate(cells):
-        if c:
-            total += len(c)
-            for s, w in c:
-                shift.append(s)
-                weight.append(w)
-        ptr[i + 1] = total
-    return ptr, shift, weight
+    cells = np.asarray(cell, dtype=np.int64)
+    order = np.argsort(cells, kind="stable")
+    ptr = np.zeros(n_cells + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cells, minlength=n_cells), out=ptr[1:])
+    return (
+        ptr.tolist(),
+        np.asarray(shift, dtype=np.int64)[order].tolist(),
+        np.asarray(weight, dtype=np.int64)[order].tolist(),
+    )
 
 
 def compile_request(req: SolveRequest) -> Problem:
@@ -257,9 +286,9 @@ def compile_request(req: SolveRequest) -> Problem:
 
     max_shifts = [[0] * n_s for _ in range(n_e)]
     day_off = [[0] * days for _ in range(n_e)]
-    # Made on the first request: many requests have none.
-    on_cells: list[list[tuple[int, int]]] | None = None
-    off_cells: list[list[tuple[int, int]]] | None = None
+    # (cell, shift, weight) of every on and off request, in the request's order.
+    on: tuple[list[int], list[int], list[int]] = ([], [], [])
+    off: tuple[list[int], list[int], list[int]] = ([], [], [])
     required = [set(st.required_skills) for st in shifts]
     for e, emp in enumerate(req.employees):
         skills = set(emp.skills)
@@ -271,16 +300,14 @@ def compile_request(req: SolveRequest) -> Problem:
         off_row = day_off[e]
         for d in emp.days_off:
             off_row[d] = 1
-        if emp.shift_on_requests:
-            if on_cells is None:
-                on_cells = [[] for _ in range(n_e * days)]
-            for r in emp.shift_on_requests:
-                on_cells[e * days + r.day].append((s_index[r.shift], r.weight))
-        if emp.shift_off_requests:
-            if off_cells is None:
-                off_cells = [[] for _ in range(n_e * days)]
-            for r in emp.shift_off_requests:
-                off_cells[e * days + r.day].append((s_index[r.shift], r.weight))
+        for requests, (cell, shift, weight) in (
+            (emp.shift_on_requests, on),
+            (emp.shift_off_requests, off),
+        ):
+            for r in requests:
+                cell.append(e * days + r.day)
+                shift.append(s_index[r.shift])
+                weight.append(r.weight)
 
     emps = req.employees
     no_minutes_limit = days * MINUTES_PER_DAY
@@ -305,8 +332,19 @@ def compile_request(req: SolveRequest) -> Problem:
         n_weekends if e.max_weekends is None else min(e.max_weekends, n_weekends) for e in emps
     ]
     length = [s.length_minutes for s in shifts]
-    on_ptr, on_shift, on_weight = _csr(on_cells, n_e * days)
-    off_ptr, off_shift, off_weight = _csr(off_cells, n_e * days)
+    pin: list[list[int]] | None = None
+    if req.pinned or req.freeze_before_day is not None:
+        pin = [[FREE] * days for _ in range(n_e)]
+        for (e, d), v in req.effective_pins().items():
+            pin[e][d] = -1 if v is None else v
+    previous: list[list[int]] | None = None
+    rows = req.previous_rows()
+    if rows is not None:
+        previous = [[FREE] * days for _ in range(n_e)]
+        for e, prev in rows.items():
+            previous[e] = [-1 if v is None else v for v in prev]
+    on_ptr, on_shift, on_weight = _csr(*on, n_e * days)
+    off_ptr, off_shift, off_weight = _csr(*off, n_e * days)
     # Kept as lists: the greedy solver and the rules read them as lists, and the arrays the C
     # solver takes are built from them only if it asks (`Problem.from_lists`).
     lists = Lists(
@@ -330,7 +368,132 @@ def compile_request(req: SolveRequest) -> Problem:
         cover_req=cover_req,
         cover_under=cover_under,
         cover_over=cover_over,
+        pin=pin,
+        previous=previous,
     )
     return Problem.from_lists(
-        tuple(s.id for s in shifts), tuple(e.id for e in emps), days, n_weekends, lists
+        tuple(s.id for s in shifts),
+        tuple(e.id for e in emps),
+        days,
+        n_weekends,
+        lists,
+        req.change_weight if previous is not None else 0,
     )
+
+
+# ----------------------------------------------------------------------------- folding
+
+
+def _merged_csr(
+    ptr: npt.ArrayLike,
+    shift: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    cells: npt.NDArray[np.integer[Any]],
+    new_shift: I32,
+    w: int,
+) -> tuple[I32, I32, I32]:
+    """A CSR request list with one more request of weight `w` per entry of `cells`."""
+    ptr_a = np.asarray(ptr, dtype=np.int64)
+    n_cells = ptr_a.size - 1
+    old_cells = np.repeat(np.arange(n_cells, dtype=np.int64), np.diff(ptr_a))
+    all_cells = np.concatenate([old_cells, cells.astype(np.int64)])
+    order = np.argsort(all_cells, kind="stable")
+    shifts = np.concatenate([np.asarray(shift, dtype=np.int32), new_shift])[order]
+    weights = np.concatenate(
+        [np.asarray(weight, dtype=np.int32), np.full(cells.size, w, dtype=np.int32)]
+    )[order]
+    counts = np.bincount(all_cells, minlength=n_cells)
+    new_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    return new_ptr, shifts.astype(np.int32), weights.astype(np.int32)
+
+
+def changes_as_requests(
+    on: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
+    off: tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike],
+    previous: I32,
+    change_weight: int,
+    n_shifts: int,
+) -> tuple[tuple[I32, I32, I32], tuple[I32, I32, I32]]:
+    """The (ptr, shift, weight) request lists, on and off, with the change costs folded in:
+    a cell that held shift s costs `change_weight` unless it still does (a shift-on request),
+    a previous day off costs it on every shift type (one shift-off request each). Both score
+    every roster exactly as the `changes` rule does, so a solver that knows requests (the C
+    solver, the greedy) minimises change without knowing about it."""
+    prev = np.asarray(previous).reshape(-1)
+    worked = np.flatnonzero(prev >= 0)
+    new_on = _merged_csr(*on, worked, prev[worked].astype(np.int32), change_weight)
+    free = np.flatnonzero(prev == -1)
+    new_off = _merged_csr(
+        *off,
+        np.repeat(free, n_shifts),
+        np.tile(np.arange(n_shifts, dtype=np.int32), free.size),
+        change_weight,
+    )
+    return new_on, new_off
+
+
+def with_changes_as_requests(problem: Problem) -> Problem:
+    """The problem with its change costs folded into the request lists
+    (`changes_as_requests`), and no `previous`."""
+    if problem.previous is None:
+        return problem
+    lists = problem.lists
+    new = Lists(**{f.name: getattr(lists, f.name) for f in fields(Lists)})
+    new.previous = None
+    if problem.change_weight > 0:
+        on, off = changes_as_requests(
+            (lists.on_ptr, lists.on_shift, lists.on_weight),
+            (lists.off_ptr, lists.off_shift, lists.off_weight),
+            np.asarray(problem.previous),
+            problem.change_weight,
+            problem.n_shifts,
+        )
+        new.on_ptr, new.on_shift, new.on_weight = (a.tolist() for a in on)
+        new.off_ptr, new.off_shift, new.off_weight = (a.tolist() for a in off)
+    return Problem.from_lists(
+        problem.shift_ids, problem.employee_ids, problem.n_days, problem.n_weekends, new
+    )
+
+
+def with_pins_as_rules(problem: Problem, pin_weight: int) -> Problem:
+    """The problem with its pins folded into what a solver without pins knows, and no `pin`:
+    a pinned day off becomes a fixed day off, a pinned shift a shift-on request of
+    `pin_weight`. For the greedy, which plans rows around fixed days off and requests; the
+    caller still sets the pins on the roster it returns, since a request can be broken."""
+    if problem.pin is None:
+        return problem
+    lists = problem.lists
+    new = Lists(**{f.name: getattr(lists, f.name) for f in fields(Lists)})
+    new.pin = None
+    pin = np.asarray(problem.pin)
+    new.day_off = np.where(pin == -1, 1, np.asarray(lists.day_off, dtype=np.int32)).tolist()
+    flat = pin.reshape(-1)
+    worked = np.flatnonzero(flat >= 0)
+    new.on_ptr, new.on_shift, new.on_weight = (
+        a.tolist()
+        for a in _merged_csr(
+            lists.on_ptr, lists.on_shift, lists.on_weight, worked,
+            flat[worked].astype(np.int32), pin_weight,
+        )
+    )
+    return Problem.from_lists(
+        problem.shift_ids,
+        problem.employee_ids,
+        problem.n_days,
+        problem.n_weekends,
+        new,
+        problem.change_weight,
+    )
+
+
+def set_pins(problem: Problem, roster: I32) -> I32:
+    """`roster` with every pinned cell set to its pin (a copy when anything changes)."""
+    if problem.pin is None:
+        return roster
+    pin = np.asarray(problem.pin)
+    pinned = pin != FREE
+    if np.array_equal(np.asarray(roster)[pinned], pin[pinned]):
+        return roster
+    out = np.array(roster, dtype=np.int32, copy=True)
+    out[pinned] = pin[pinned]
+    return out

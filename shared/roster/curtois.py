@@ -26,6 +26,7 @@ from shared.roster.model import (
     ShiftRequest,
     ShiftType,
     SolveRequest,
+    SolveResult,
 )
 from shared.roster.parse import describe
 
@@ -265,6 +266,13 @@ def roster_to_tsv(problem_or_request: Problem | SolveRequest, roster: I32) -> st
             f"roster shape {roster.shape} does not match {len(employee_ids)} employees"
         )
     rows = ("\t".join("" if s < 0 else shift_ids[s] for s in row) for row in roster.tolist())
+    return "".join(r + "\n" for r in rows)
+
+
+def result_to_tsv(result: SolveResult) -> str:
+    """`roster_to_tsv` from a result alone: its assignments are the request's employees in
+    order, each with a shift id (or null) per day, so nothing else is needed."""
+    rows = ("\t".join(s or "" for s in a.shifts) for a in result.assignments)
     return "".join(r + "\n" for r in rows)
 
 

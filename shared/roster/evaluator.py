@@ -190,5 +190,8 @@ def build_result(
                 for d, s in short
             ],
             "stats": stats,
+            "changes": None
+            if problem.previous is None
+            else sum(len(r.matches) for r in ev.rules if r.rule == "changes"),
         },
     )

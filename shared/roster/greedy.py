@@ -40,8 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from shared.roster.compiled import I32, Problem
-from shared.roster.evaluator import evaluate_rows
+from shared.roster.compiled import (
+    I32,
+    Problem,
+    set_pins,
+    with_changes_as_requests,
+    with_pins_as_rules,
+)
+from shared.roster.evaluator import evaluate, evaluate_rows
 from shared.roster.rowplan import Machine, RowPlanner, machine
 from shared.roster.rowrules import OFF, RUN_RULES, RowRules, row_breaks, row_feasible
 from shared.roster.solving import SolveControl, SolverRun
@@ -107,6 +113,10 @@ SCORE_VS_SETUP = 6.0
 # How far ahead of an even spread of its minimum minutes a bulk-made row keeps.
 PACE_AHEAD = 1.05
 Request = tuple[int, int, int]  # (day, shift, weight)
+# A pinned shift reaches the greedy as a shift-on request of this weight (a pinned day off as a
+# fixed day off): far above any cover weight, so a row is only planned off a pin when no
+# rule-abiding row keeps it, and then `solve_greedy` sets the pin back anyway.
+PIN_WEIGHT = 1_000_000
 
 
 class Greedy:
@@ -173,6 +183,7 @@ class Greedy:
         # improvement stops at a share of the limit by this count, so that a seed gives the
         # same roster on a machine anything up to 1/WORK_SHARE times slower than the model.
         self.work = 0.0
+        self.seeded = False
 
     def _requests(self, ptr: list[int], shift: list[int], weight: list[int]) -> list[list[Request]]:
         out: list[list[Request]] = [[] for _ in range(self.E)]
@@ -436,11 +447,36 @@ class Greedy:
         by_plan = (PLAN_SECONDS * self.E / work - 1.0) / BEAM_STEP_FACTOR
         return max(1, min(MAX_WIDTH, int(min(by_limit, by_plan))))
 
+    def seed(self, rows: list[list[int]]) -> None:
+        """Start from these rows (a re-roster's previous roster, pins set) rather than from
+        empty ones: `construct` then plans only the rows that break a rule, so every other
+        row stays as it was until a change pays for itself."""
+        for e, row in enumerate(rows):
+            self.put_row(e, list(row), sum(row_breaks(self.rules[e], row).values()))
+        self.seeded = True
+
+    def clear_fixed_days(self, e: int) -> None:
+        """A seeded row no rule-abiding row can replace (pins that leave none, e.g. a run the
+        frozen past cuts short) keeps its cells but works no fixed day off: an absence is
+        honoured even when some other rule cannot be."""
+        r = self.rules[e]
+        row = [OFF if off else v for off, v in zip(r.day_off, self.roster[e], strict=True)]
+        if row != self.roster[e]:
+            self.put_row(e, row, sum(row_breaks(r, row).values()))
+
     def construct(self) -> None:
         """Every row planned once, in a random order, each against the rows before it. When
         planning row by row would take more than a share of the time (`plan_work`, or the
         plans so far), the remaining rows are made all at once (`bulk`) and only the ones
-        that came out infeasible are planned one by one."""
+        that came out infeasible are planned one by one. A seeded solve (`seed`) plans only
+        the rows that break a rule."""
+        if self.seeded:
+            self.width = self.width_for(CONSTRUCT_SHARE)
+            for e in self.rng.permutation(self.E).tolist():
+                if self.hard[e] and not self.stop() and not self.replan(e):
+                    self.clear_fixed_days(e)
+            self.publish()
+            return
         if not any(self.hard):
             # Every empty row already keeps the rules (no minimum minutes): one-cell moves
             # alone fill the cover of a small request, far quicker than planning rows.
@@ -809,13 +845,23 @@ def solve_greedy(
     problem: Problem, *, time_limit: float, seed: int, control: SolveControl
 ) -> SolverRun:
     started = time.perf_counter()
-    g = Greedy(problem, seed, control, time_limit)
+    # Re-rostering: pins and change costs folded into what the planner knows (fixed days off,
+    # requests), so it keeps the pins and prefers each cell's previous value.
+    search = with_pins_as_rules(with_changes_as_requests(problem), PIN_WEIGHT)
+    g = Greedy(search, seed, control, time_limit)
     g.started = started
+    if problem.previous is not None:
+        g.seed(set_pins(problem, np.maximum(problem.previous, OFF)).tolist())
     # Scoring the roster at the end walks every cell, as setting up did, only more slowly: the
     # time setting up took says how busy the machine is now.
     cells = problem.n_employees * problem.n_days
     setup = time.perf_counter() - started
-    reserve = max(SCORE_SECONDS_PER_CELL * cells, SCORE_VS_SETUP * setup)
+    # The setup's time says how busy the machine is, up to a point: a first solve in a fresh
+    # process pays for the garbage collector's passes over the request too, and reserving
+    # six times that left no time to make any row at the size limits: at most 1.5 times the
+    # cells' estimate.
+    by_cells = SCORE_SECONDS_PER_CELL * cells
+    reserve = max(by_cells, min(SCORE_VS_SETUP * setup, 1.5 * by_cells))
     g.deadline = started + time_limit - min(SCORE_SHARE * time_limit, reserve)
     control.progress.total_generations = 0  # time-limited: progress runs with the clock
     control.progress.phase = "greedy"  # shared.solving.progress.GREEDY
@@ -824,13 +870,18 @@ def solve_greedy(
     g.publish()  # the roster held is the best: this also dates it
     # The roster is scored as lists: the rows are valid by construction (every value is a
     # shift index or OFF), so there is no array to convert back and check.
-    score = evaluate_rows(problem, g.roster)
+    if search is problem:
+        roster = None
+        score = evaluate_rows(problem, g.roster)
+    else:
+        roster = set_pins(problem, g.roster_array())
+        score = evaluate(problem, roster)
     progress = control.progress
     progress.best_hard = score.hard_violations
     progress.best_penalty = score.penalty
     progress.evaluations = g.evaluations + 1
     return SolverRun(
-        roster=g.roster_array(),
+        roster=g.roster_array() if roster is None else roster,
         iterations=g.rounds,
         evaluations=g.evaluations + 1,
         time_to_first_feasible_ms=g.first_feasible_ms if score.hard_violations == 0 else None,

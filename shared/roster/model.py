@@ -32,13 +32,32 @@ Identifier = Annotated[str, StringConstraints(min_length=1, max_length=64, strip
 Weight = Annotated[int, Field(ge=0, le=1_000_000)]
 Minutes = Annotated[int, Field(ge=0, le=1_000_000)]
 
+# A changed cell costs more than any Curtois request (weights 1-3), so a repair never moves
+# someone just to grant a wish, and less than a missing employee on a shift (cover under
+# weight 100), so filling a gap someone left is always worth a call (docs/decisions/0017).
+DEFAULT_CHANGE_WEIGHT = 10
+
 # Consecutive-run bounds default to "no restriction"; 10_000 exceeds any allowed horizon.
 UNBOUNDED = 10_000
+# Every count in a request (cover, shift and weekend limits, runs) is at most this: with
+# weights at most 10^6, the largest penalty of an accepted request (366 days x 64 shift types
+# x 10^4 missing x 10^6, plus the requests) stays far inside int64, and every count inside
+# the C solver's int32 arrays, so each solver scores every accepted request exactly.
+MAX_COUNT = UNBOUNDED
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 
 class Implementation(StrEnum):
     GENERETIC = "generetic"
     GREEDY = "greedy"
+
+
+class Priority(StrEnum):
+    """Which waiting jobs a solver takes first (docs/decisions/0016-priorities.md)."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
 
 
 class _Model(BaseModel):
@@ -71,7 +90,7 @@ class ShiftType(_Model):
 class Cover(_Model):
     day: int = Field(ge=0)
     shift: Identifier
-    required: int = Field(ge=0)
+    required: Count
     under_weight: Weight = 100
     over_weight: Weight = 1
 
@@ -85,17 +104,17 @@ class ShiftRequest(_Model):
 class Employee(_Model):
     id: Identifier
     skills: list[Identifier] = Field(default_factory=list)
-    max_shifts: dict[Identifier, Annotated[int, Field(ge=0)]] = Field(
+    max_shifts: dict[Identifier, Count] = Field(
         default_factory=dict,
         description="Per shift type id, the most shifts of that type; absent means no limit, "
         "0 means never (Curtois encodes skills this way).",
     )
     min_minutes: Minutes = 0
     max_minutes: Minutes | None = Field(default=None, description="None means no limit.")
-    max_consecutive_shifts: int = Field(default=UNBOUNDED, ge=1)
-    min_consecutive_shifts: int = Field(default=1, ge=1)
-    min_consecutive_days_off: int = Field(default=1, ge=1)
-    max_weekends: int | None = Field(default=None, ge=0, description="None means no limit.")
+    max_consecutive_shifts: int = Field(default=UNBOUNDED, ge=1, le=MAX_COUNT)
+    min_consecutive_shifts: int = Field(default=1, ge=1, le=MAX_COUNT)
+    min_consecutive_days_off: int = Field(default=1, ge=1, le=MAX_COUNT)
+    max_weekends: Count | None = Field(default=None, description="None means no limit.")
     days_off: list[Annotated[int, Field(ge=0)]] = Field(
         default_factory=list, description="Day indexes the employee must not work."
     )
@@ -117,6 +136,19 @@ class Employee(_Model):
         return self
 
 
+class EmployeeRoster(_Model):
+    employee: str
+    shifts: list[str | None] = Field(description="Shift type id per day, null for a day off.")
+
+
+class Pin(_Model):
+    """One cell the solver must keep exactly as given."""
+
+    employee: Identifier
+    day: int = Field(ge=0)
+    shift: Identifier | None = Field(description="Shift type id, or null for a pinned day off.")
+
+
 class SolverOptions(_Model):
     implementation: Implementation | None = Field(
         default=None,
@@ -132,6 +164,13 @@ class SolveRequest(_Model):
 
     version: Literal[1] = 1
     name: str | None = Field(default=None, max_length=200)
+    priority: Priority | None = Field(
+        default=None,
+        description="Which waiting jobs the solvers take first: every waiting high job before "
+        "any normal one, normal before low (a low job waiting longer than the deployment's "
+        "PRIORITY_AGING_SECONDS competes as normal). An intake entry's own `priority` field "
+        "wins over this one; absent in both: normal.",
+    )
     horizon: Horizon
     min_rest_minutes: Minutes | None = Field(
         default=None,
@@ -142,6 +181,25 @@ class SolveRequest(_Model):
     cover: list[Cover] = Field(default_factory=list)
     employees: list[Employee] = Field(min_length=1)
     solver: SolverOptions = Field(default_factory=SolverOptions)
+    pinned: list[Pin] = Field(
+        default_factory=list,
+        description="Cells every solver keeps exactly (a shift, or null for a day off).",
+    )
+    previous: list[EmployeeRoster] | None = Field(
+        default=None,
+        description="A roster this one replaces (e.g. the published one): each cell that "
+        "differs from it costs change_weight (the `changes` rule). Employees missing from it "
+        "have no previous cells.",
+    )
+    change_weight: Weight = Field(
+        default=DEFAULT_CHANGE_WEIGHT,
+        description="Penalty per cell that differs from `previous`.",
+    )
+    freeze_before_day: int | None = Field(
+        default=None,
+        ge=0,
+        description="Pins every cell of `previous` before this day (the past stays as it was).",
+    )
 
     @field_validator("shift_types", "employees", mode="after")
     @classmethod
@@ -218,6 +276,119 @@ class SolveRequest(_Model):
         return self
 
 
+    @model_validator(mode="after")
+    def _pins_are_possible(self) -> SolveRequest:
+        # Runs after `_references_resolve` (declaration order), so shift ids are known.
+        if self.pinned or self.previous is not None or self.freeze_before_day is not None:
+            self.effective_pins()
+        return self
+
+    def effective_pins(self) -> dict[tuple[int, int], int | None]:
+        """Every pinned cell, (employee index, day) -> shift index or None (a day off): the
+        `pinned` list together with the frozen past of `previous`. ValueError naming the pin
+        when one contradicts the request itself."""
+        days = self.horizon.days
+        s_index = {s.id: i for i, s in enumerate(self.shift_types)}
+        e_index = {e.id: i for i, e in enumerate(self.employees)}
+        previous = self.previous_rows()
+        if self.freeze_before_day is not None:
+            if previous is None:
+                raise ValueError("freeze_before_day needs a previous roster to freeze")
+            if self.freeze_before_day > days:
+                raise ValueError(
+                    f"freeze_before_day: day {self.freeze_before_day} is past the horizon of "
+                    f"{days} days"
+                )
+        pins: dict[tuple[int, int], int | None] = {}
+        where: dict[tuple[int, int], str] = {}
+        for i, pin in enumerate(self.pinned):
+            at = f"pinned[{i}]"
+            e = e_index.get(pin.employee)
+            if e is None:
+                raise ValueError(f"{at}: unknown employee {pin.employee!r}")
+            if pin.day >= days:
+                raise ValueError(f"{at}: day {pin.day} is outside the horizon of {days} days")
+            s = None
+            if pin.shift is not None:
+                s = s_index.get(pin.shift)
+                if s is None:
+                    raise ValueError(f"{at}: unknown shift type {pin.shift!r}")
+            if (e, pin.day) in pins:
+                raise ValueError(
+                    f"{at}: employee {pin.employee!r} day {pin.day} is already pinned by "
+                    f"{where[e, pin.day]}"
+                )
+            pins[e, pin.day] = s
+            where[e, pin.day] = at
+        if self.freeze_before_day is not None and previous is not None:
+            for e, row in previous.items():
+                for d in range(self.freeze_before_day):
+                    s = row[d]
+                    if (e, d) in pins and pins[e, d] != s:
+                        was = "a day off" if s is None else self.shift_types[s].id
+                        raise ValueError(
+                            f"{where[e, d]}: contradicts freeze_before_day "
+                            f"{self.freeze_before_day}, which keeps employee "
+                            f"{self.employees[e].id!r} on {was} on day {d}"
+                        )
+                    if (e, d) not in pins:
+                        pins[e, d] = s
+                        where[e, d] = f"freeze_before_day {self.freeze_before_day}"
+        for (e, d), s in pins.items():
+            if s is None:
+                continue
+            emp, st = self.employees[e], self.shift_types[s]
+            if d in emp.days_off:
+                raise ValueError(
+                    f"{where[e, d]}: pins employee {emp.id!r} to shift {st.id!r} on day {d}, "
+                    f"one of the employee's days_off"
+                )
+            missing = set(st.required_skills) - set(emp.skills)
+            if missing or emp.max_shifts.get(st.id) == 0:
+                why = (
+                    f"lacks skill {sorted(missing)[0]!r}"
+                    if missing
+                    else "has max_shifts 0 for it"
+                )
+                raise ValueError(
+                    f"{where[e, d]}: pins employee {emp.id!r} to shift {st.id!r} on day {d}, "
+                    f"a type the employee may never work ({why})"
+                )
+        return pins
+
+    def previous_rows(self) -> dict[int, list[int | None]] | None:
+        """`previous` as employee index -> shift index (None = day off) per day; ValueError
+        naming the entry when it does not fit the request."""
+        if self.previous is None:
+            return None
+        days = self.horizon.days
+        s_index = {s.id: i for i, s in enumerate(self.shift_types)}
+        e_index = {e.id: i for i, e in enumerate(self.employees)}
+        rows: dict[int, list[int | None]] = {}
+        for i, entry in enumerate(self.previous):
+            at = f"previous[{i}] ({entry.employee!r})"
+            e = e_index.get(entry.employee)
+            if e is None:
+                raise ValueError(f"{at}: unknown employee {entry.employee!r}")
+            if e in rows:
+                raise ValueError(f"{at}: employee {entry.employee!r} appears twice")
+            if len(entry.shifts) != days:
+                raise ValueError(
+                    f"{at}: {len(entry.shifts)} days, the horizon has {days}"
+                )
+            row: list[int | None] = []
+            for d, sid in enumerate(entry.shifts):
+                if sid is None:
+                    row.append(None)
+                    continue
+                s = s_index.get(sid)
+                if s is None:
+                    raise ValueError(f"{at}.shifts[{d}]: unknown shift type {sid!r}")
+                row.append(s)
+            rows[e] = row
+        return rows
+
+
 # ---------------------------------------------------------------------------- result v1
 
 
@@ -275,11 +446,24 @@ class SolverStats(_Model):
     time_to_best_ms: float | None = None
     cancelled: bool = False
     timed_out: bool = False
-
-
-class EmployeeRoster(_Model):
-    employee: str
-    shifts: list[str | None] = Field(description="Shift type id per day, null for a day off.")
+    # Additive within v1 (docs/versioning.md); their meaning: shared/roster/optimality.py.
+    lower_bound: int | None = Field(
+        default=None,
+        description="The least soft penalty any roster of this request can have, as the solver "
+        "proved it (the generetic solver's LP bound); null when the solver proved none (the "
+        "greedy, or a column phase that did not converge).",
+    )
+    gap: float | None = Field(
+        default=None,
+        description="(penalty - lower_bound) / lower_bound: how much more the roster may cost "
+        "than the best one, e.g. 0.05 for at most 5 %; 0 at the bound. Null without a bound, "
+        "with a bound of 0 under a positive penalty, and for a roster with hard violations.",
+    )
+    proven_optimal: bool = Field(
+        default=False,
+        description="True only when the roster has no hard violations and its penalty meets "
+        "lower_bound: no roster of this request has a smaller penalty.",
+    )
 
 
 class SolveResult(_Model):
@@ -294,6 +478,11 @@ class SolveResult(_Model):
     uncovered: list[Uncovered]
     stats: SolverStats | None = Field(
         default=None, description="How the roster was found; absent when it was only evaluated."
+    )
+    changes: int | None = Field(
+        default=None,
+        description="Cells that differ from the request's previous roster (the `changes` "
+        "rule lists them); absent when the request has none.",
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from shared.roster.compiled import Problem
+from shared.roster.compiled import FREE, Problem
 from shared.roster.model import ConstraintMatch, trusted
 
 Rows = list[list[int]]  # roster[e][d]: shift index, -1 = day off
@@ -301,6 +301,38 @@ def days_off(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     ]
 
 
+def _shown(p: Problem, v: int) -> str:
+    return "a day off" if v < 0 else p.shift_ids[v]
+
+
+def _differing(roster: Rows, target: Rows) -> Iterator[tuple[int, int, int, int]]:
+    """(employee, day, value in roster, value in target) of each cell that target sets
+    (not FREE) and roster does not hold."""
+    for e, (row, want) in enumerate(zip(roster, target, strict=True)):
+        if row == want:
+            continue
+        for d, (got, w) in enumerate(zip(row, want, strict=True)):
+            if w != FREE and got != w:
+                yield e, d, got, w
+
+
+def pinned(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    pin = p.lists.pin
+    if pin is None:
+        return []
+    return [
+        _match(
+            rule="pinned",
+            employee=p.employee_ids[e],
+            days=[d],
+            shift=None if got < 0 else p.shift_ids[got],
+            hard_violations=1,
+            message=f"day {d} is pinned to {_shown(p, w)}, has {_shown(p, got)}",
+        )
+        for e, d, got, w in _differing(roster, pin)
+    ]
+
+
 # ----------------------------------------------------------------------------- soft rules
 
 
@@ -419,6 +451,25 @@ def cover_over(p: Problem, roster: Rows) -> list[ConstraintMatch]:
     return out
 
 
+def changes(p: Problem, roster: Rows) -> list[ConstraintMatch]:
+    """One match per cell that differs from the previous roster, also at weight 0: the
+    matches are the list of changed cells, and their number is the result's `changes`."""
+    previous = p.lists.previous
+    if previous is None:
+        return []
+    return [
+        _match(
+            rule="changes",
+            employee=p.employee_ids[e],
+            days=[d],
+            shift=None if got < 0 else p.shift_ids[got],
+            penalty=p.change_weight,
+            message=f"day {d}: {_shown(p, old)} before, {_shown(p, got)} now",
+        )
+        for e, d, got, old in _differing(roster, previous)
+    ]
+
+
 RULES: tuple[Rule, ...] = (
     Rule("shift_rotation", True, shift_rotation),
     Rule("max_shifts_per_type", True, max_shifts_per_type),
@@ -429,8 +480,10 @@ RULES: tuple[Rule, ...] = (
     Rule("min_consecutive_days_off", True, min_consecutive_days_off),
     Rule("max_weekends", True, max_weekends),
     Rule("days_off", True, days_off),
+    Rule("pinned", True, pinned),
     Rule("shift_on_requests", False, shift_on_requests),
     Rule("shift_off_requests", False, shift_off_requests),
     Rule("cover_under", False, cover_under),
     Rule("cover_over", False, cover_over),
+    Rule("changes", False, changes),
 )

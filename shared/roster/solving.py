@@ -66,6 +66,9 @@ class SolverRun:
     # The evaluator's verdict on `roster` when the solver already computed it, so the result
     # is not scored twice.
     evaluation: Evaluation | None = None
+    # The least penalty any roster can have, as the solver proved it (shared/roster/
+    # optimality.py); None when it proved none.
+    lower_bound: float | None = None
 
 
 class Solver(Protocol):

@@ -11,9 +11,8 @@ the figures that phase has; `message` says it in words.
 
 from __future__ import annotations
 
-import math
-
 from shared.jobs.messages import Outcome, OutcomeKind
+from shared.roster.optimality import bound_as_penalty, relative_gap
 from shared.roster.solving import Progress
 
 COLUMNS = "columns"
@@ -51,9 +50,20 @@ def phase_of(p: Progress, implementation: str = "", time_limit: float = 0.0) -> 
 
 def bound_of(p: Progress) -> int | None:
     """The LP bound as a penalty: penalties are whole numbers, so the bound rounds up."""
-    if p.lower_bound is None or not math.isfinite(p.lower_bound):
-        return None
-    return max(0, math.ceil(p.lower_bound - 1e-6))
+    return bound_as_penalty(p.lower_bound)
+
+
+def _bound_words(p: Progress) -> str:
+    """', LP bound N (gap x %)' as far as they are known (the gap as the result states it)."""
+    bound = bound_of(p)
+    if bound is None:
+        return ""
+    text = f", LP bound {bound}"
+    if p.best_hard == 0:
+        gap = relative_gap(p.best_penalty, bound)
+        if gap is not None:
+            text += f" (gap {gap:.1%})"
+    return text
 
 
 def _best_words(p: Progress) -> str:
@@ -68,16 +78,10 @@ def _best_words(p: Progress) -> str:
 def describe(p: Progress, phase: str, generation_total: int | None = None) -> str:
     """The progress message: the phase and its figures, in words."""
     if phase == COLUMNS:
-        text = f"Column generation: {_best_words(p)}"
-        bound = bound_of(p)
-        if bound is not None:
-            text += f", LP bound {bound}"
-            if p.best_hard == 0 and p.best_penalty > 0:
-                text += f" (gap {(p.best_penalty - bound) / p.best_penalty:.1%})"
-        return text
+        return f"Column generation: {_best_words(p)}{_bound_words(p)}"
     if phase == GENETIC:
         of = f" of ~{generation_total}" if generation_total else ""
-        return f"Genetic search: generation {p.generation}{of}, {_best_words(p)}"
+        return f"Genetic search: generation {p.generation}{of}, {_best_words(p)}{_bound_words(p)}"
     if phase == GREEDY:
         return f"Greedy construction: {_best_words(p)}"
     return f"Solving ({phase}): {_best_words(p)}"

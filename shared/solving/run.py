@@ -83,13 +83,14 @@ class SolveRunner:
 
     @contextlib.asynccontextmanager
     async def holding(
-        self, entry_ids: list[str | bytes], consumer: str | None = None
+        self, entry_ids: list[str | bytes], consumer: str | None = None, stream: str = ""
     ) -> AsyncIterator[None]:
+        """`stream`: the entries' own (one of a prioritized hop's), else the hop's."""
         # The lease starts before waiting for a slot: waiting is a legitimate hold too.
         async with (
             lease(
                 self.svc.redis,
-                self.stream,
+                stream or self.stream,
                 self.group,
                 entry_ids,
                 self.s.lease_interval,

@@ -3,7 +3,9 @@
 The delivery rules (docs/design.md §4) are applied in one place so that no service can forget
 them: groups are created at id 0 before any subscriber starts, each hop gets readers *and* a
 reclaimer, the poison rule runs before any handler, a batch is acked only after its handler
-returned, and the app shuts down gracefully.
+returned, and the app shuts down gracefully. A prioritized hop (`solver.jobs`,
+`solver.fallback`: one stream per priority) gets the same on each of its streams, its readers
+reading highest priority first (shared/streaming/priority.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from shared.settings import Settings, settings_error
 from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
+from shared.streaming.priority import PriorityRead, read_by_priority
 from shared.text import text
 
 log = logging.getLogger("shiftstream")
@@ -73,15 +76,18 @@ class Service:
         plain readers no new entry would be seen, and without the reclaimer a dead consumer's
         entries would stay pending for ever.
         """
-        self._groups.append((stream, group))
+        streams = self._prioritized(stream, group)
         base = self.settings.consumer_name
         for i in range(readers):
             consumer = f"{base}-{i}"
-            self.broker.subscriber(
+            sub = self.broker.subscriber(
                 stream=StreamSub(stream, group=group, consumer=consumer, max_records=1),
                 ack_policy=AckPolicy.REJECT_ON_ERROR,
-            )(_entry_reader(self.broker, model, handler, consumer))
-        self._reclaimer(stream, group, model, lambda d: handler(d[0]), poison, parser=None)
+            )
+            self._read_in_order(sub, streams, group, consumer)
+            sub(_entry_reader(self.broker, model, handler, consumer))
+        for s in streams:
+            self._reclaimer(s, group, model, lambda d: handler(d[0]), poison, parser=None)
 
     def batched_hop(
         self,
@@ -103,22 +109,37 @@ class Service:
         (`entry_body` splits one entry into its JSON body and headers); the reclaimer hands its one
         entry, parsed by `parser` (FastStream's when None), over as a batch of one.
         """
-        self._groups.append((stream, group))
+        streams = self._prioritized(stream, group)
         base = self.settings.consumer_name
         broker = self.broker
         parse_batch, decode_batch = batch_parser(entry_body), batch_decoder(model)
         for i in range(readers):
             consumer = f"{base}-{i}"
-            sub = StreamSub(
-                stream, group=group, consumer=consumer, batch=True, max_records=max_batch
-            )
-            broker.subscriber(
-                stream=sub,
+            sub = broker.subscriber(
+                stream=StreamSub(
+                    stream, group=group, consumer=consumer, batch=True, max_records=max_batch
+                ),
                 parser=parse_batch,
                 decoder=decode_batch,
                 ack_policy=AckPolicy.REJECT_ON_ERROR,
-            )(_batch_reader(broker, model, handler, consumer))
-        self._reclaimer(stream, group, model, handler, poison, parser=parser)
+            )
+            self._read_in_order(sub, streams, group, consumer)
+            sub(_batch_reader(broker, model, handler, consumer))
+        for s in streams:
+            self._reclaimer(s, group, model, handler, poison, parser=parser)
+
+    def _prioritized(self, stream: str, group: str) -> tuple[str, ...]:
+        """The hop's streams (one per priority for `solver.jobs` and `solver.fallback`), each
+        with its group created at 0."""
+        streams = self.names.prioritized(stream)
+        self._groups.extend((s, group) for s in streams)
+        return streams
+
+    def _read_in_order(self, sub: Any, streams: tuple[str, ...], group: str, consumer: str) -> None:
+        if len(streams) == 1:
+            return
+        aging_ms = int(self.settings.priority_aging_seconds * 1000)
+        read_by_priority(sub, PriorityRead(self.redis, streams, group, aging_ms), consumer)
 
     def _reclaimer(
         self,
@@ -138,7 +159,9 @@ class Service:
             msg = broker.context.get_local("message")
             ids = msg.raw_message.get("message_ids") or [b""]
             count = await msg.get_delivery_count()
-            delivery = Delivery(body, text(ids[0]), msg.headers, count, consumer, traced=True)
+            delivery = Delivery(
+                body, text(ids[0]), msg.headers, count, consumer, traced=True, stream=stream
+            )
             if poison.poisoned(delivery):
                 await poison.take_out(redis, stream, delivery)
                 return
@@ -183,9 +206,9 @@ def _batch_reader(
         # From the context, not a handler parameter: FastStream resolves a message parameter
         # in a worker thread, one thread hop per call (bench/README.md).
         msg = broker.context.get_local("message")
-        ids = msg.raw_message["message_ids"]
+        ids, stream = msg.raw_message["message_ids"], msg.raw_message["channel"]
         batch = [
-            Delivery(item, text(entry_id), headers, 1, consumer)
+            Delivery(item, text(entry_id), headers, 1, consumer, stream=stream)
             for item, entry_id, headers in zip(body, ids, msg.batch_headers, strict=True)
         ]
         await handler(batch)
@@ -201,8 +224,11 @@ def _entry_reader(
     async def on_entry(body: Any) -> None:
         msg = broker.context.get_local("message")
         ids = msg.raw_message.get("message_ids") or [b""]
+        stream = msg.raw_message["channel"]
         # Read with `>`: a first delivery by definition, no XPENDING needed.
-        await handler(Delivery(body, text(ids[0]), msg.headers, 1, consumer, traced=True))
+        await handler(
+            Delivery(body, text(ids[0]), msg.headers, 1, consumer, traced=True, stream=stream)
+        )
 
     on_entry.__annotations__ = {"body": model, "return": None}
     return on_entry

@@ -56,6 +56,9 @@ class Delivery(Generic[T]):
     # Set when the telemetry middleware already opened this entry's own span (reclaimed
     # entries arrive one at a time, like before).
     traced: bool = False
+    # The stream it was read from: a prioritized hop reads several (shared/streaming/
+    # priority.py), and a lease or a hand-back must go to the entry's own.
+    stream: str = ""
 
 
 BatchHandler = Callable[[list[Delivery[Any]]], Awaitable[None]]
@@ -104,14 +107,20 @@ async def send(pipe: Any, stream: str, model: BaseModel, maxlen: int) -> None:
     pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=True)
 
 
-async def requeue(pipe: Any, stream: str, delivery: Delivery[Any], maxlen: int) -> None:
+async def requeue(
+    pipe: Any, stream: str, delivery: Delivery[Any], maxlen: int, since_ms: int | None = None
+) -> None:
     """Queue a copy of the entry at the tail of `stream`, with its producer's headers.
 
     No span of its own: the job's trace continues from the copy's next reader as if the entry
-    had never been read.
+    had never been read. `since_ms`: when the job was first queued, so that the copy keeps its
+    wait for the aging of low priorities (shared/streaming/priority_read.lua).
     """
     data = await envelope(delivery.body.model_dump_json().encode(), dict(delivery.headers))
-    pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=True)
+    fields: dict[Any, Any] = {bDATA_KEY: data}
+    if since_ms is not None:
+        fields["since"] = str(since_ms)
+    pipe.xadd(stream, fields, maxlen=maxlen, approximate=True)
 
 
 @contextlib.asynccontextmanager
