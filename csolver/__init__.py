@@ -284,6 +284,7 @@ def solve_generetic(
             deadline=started + column_share * time_limit,
             root_deadline=started + ROOT_SHARE * time_limit,
             stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
+            seed=seed,
         )
     lower_bound = None
     if outcome is not None and outcome.lower_bound is not None:

@@ -18,6 +18,7 @@ each better roster through `offer` as it finds one.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sys
@@ -33,6 +34,8 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 
 __all__ = ["ColumnOutcome", "solve_by_columns"]
+
+_log = logging.getLogger(__name__)
 
 # Prices go to C as integers in 1/SCALE points: the DP is exact on those, and its row is at most
 # D / (2 SCALE) points off the true optimum (rounding), which the bound below allows for.
@@ -55,7 +58,38 @@ ARTIFICIAL = 1e9
 # Above these sizes the master or the cost table is too large to be worth a try in seconds.
 MAX_COVER_ROWS = 4096
 MAX_COST_ENTRIES = 1 << 20
+# Wentges smoothing of the root's cover prices toward those of the best Lagrangian bound so far.
+SMOOTH = 0.5
+# Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
+# strong (decision 0002), so a root that does not converge in time leaves the rest of the time
+# to it, as in 0008; beyond, a root near convergence is dived from first.
+GA_DAYS = 28
+GA_CELLS = 2048
+# Round 0 prices this many employees first, and goes on only if the rest fits in this share of
+# the phase's time.
+PROBE_EMPLOYEES = 8
+ROUND0_SHARE = 0.3
+# Pricing rounds a root takes to converge, for judging whether it can fit in its time.
+ROOT_ROUNDS = 40
+# A root that ran out of time is dived from when its LP is within this share of its bound
+# (Instance 17 at 7 s: 0.2 %); further off, its dive is slow and poor (Instance 20 at 15 s:
+# 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
+NEAR_ROOT = 0.05
+# Dives from the root before fix-and-optimise takes over from the best roster.
+ROOT_DIVES = 1 << 30
+# Fix-and-optimise: a region's first size in cells (employees x days), its time, the share of
+# that for its LP, and the shortest window in days.
+REGION_CELLS = 600
+REGION_SECONDS = 1.0
+REGION_ROUNDS = 12
+REGION_MAX_SHARE = 0.1
+REGION_LP_SHARE = 0.5
+MIN_WINDOW = 7
 FORBIDDEN = np.iinfo(np.int64).max
+UNKNOWN = np.iinfo(np.int64).min
+PIN_FREE = -2  # GR_FREE: a cell the request does not pin
+# gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
+CAPPED = -2
 COST_LIMIT = 1 << 40
 
 
@@ -100,21 +134,23 @@ class _Master:
                             ("solver", "simplex"), ("simplex_strategy", 4)):
             h.setOptionValue(name, value)
         inf = highspy.kHighsInf
-        empty_i, empty_v = np.array([], np.int32), np.array([], np.float64)
-        for _ in range(e):
-            h.addRow(1.0, 1.0, 0, empty_i, empty_v)
-        req_f = np.asarray(req, np.float64).ravel()
-        for k in range(d * s):
-            h.addRow(req_f[k], req_f[k], 0, empty_i, empty_v)
+        self.req = np.asarray(req, np.float64).reshape(d, s)
+        n = d * s
+        req_f = self.req.ravel()
+        h.addRows(e, np.ones(e), np.ones(e), 0, np.zeros(e + 1, np.int32),
+                  np.array([], np.int32), np.array([], np.float64))
+        h.addRows(n, req_f, req_f, 0, np.zeros(n + 1, np.int32), np.array([], np.int32),
+                  np.array([], np.float64))
         # column j < 2DS: slack j // 2 under (even) or over (odd); then one artificial per
         # employee; then the rows
-        under_f = np.asarray(under, np.float64).ravel()
-        over_f = np.asarray(over, np.float64).ravel()
-        for k in range(d * s):
-            h.addCol(under_f[k], 0.0, inf, 1, np.array([e + k], np.int32), np.array([1.0]))
-            h.addCol(over_f[k], 0.0, inf, 1, np.array([e + k], np.int32), np.array([-1.0]))
-        for i in range(e):
-            h.addCol(ARTIFICIAL, 0.0, inf, 1, np.array([i], np.int32), np.array([1.0]))
+        cost = np.empty(2 * n)
+        cost[0::2] = np.asarray(under, np.float64).ravel()
+        cost[1::2] = np.asarray(over, np.float64).ravel()
+        h.addCols(2 * n, cost, np.zeros(2 * n), np.full(2 * n, inf), 2 * n,
+                  np.arange(2 * n, dtype=np.int32), np.repeat(e + np.arange(n), 2).astype(np.int32),
+                  np.tile([1.0, -1.0], n))
+        h.addCols(e, np.full(e, ARTIFICIAL), np.zeros(e), np.full(e, inf), e,
+                  np.arange(e, dtype=np.int32), np.arange(e, dtype=np.int32), np.ones(e))
         self.first = 2 * d * s + e
         self.h = h
         self.owner: list[int] = []
@@ -123,6 +159,7 @@ class _Master:
         self._barred = np.zeros(0, dtype=bool)
         self.just_barred = False
         self.strategy = 4
+        self.solved = math.inf  # the objective of the last LP solved to optimality
 
     def add(self, emp: int, row: npt.NDArray[np.int32], cost: int) -> bool:
         key = (emp, row.tobytes())
@@ -145,7 +182,10 @@ class _Master:
         self.just_barred = False
         self.limit(seconds)
         self.h.run()
-        return bool(self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal)
+        optimal = bool(self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal)
+        if optimal:
+            self.solved = self.objective()
+        return optimal
 
     def limit(self, seconds: float) -> None:
         # HiGHS's time limit counts the instance's whole run time, not this run's
@@ -204,41 +244,282 @@ def request_penalties(arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
     return pen.reshape(e, d, s + 1)
 
 
-def _pin_holder(pin: npt.NDArray[np.int32] | None,
-                s: int) -> Callable[[npt.NDArray[np.int64]], None]:
-    """What makes a cost table [E, D, S+1] keep the pins: every other value of a pinned cell
-    forbidden, so each priced row (and each column of the master) holds them."""
-    if pin is None:
-        return lambda cost: None
-    emp, day = np.nonzero(pin != -2)
-    keep = np.where(pin[emp, day] < 0, s, pin[emp, day])
-
-    def hold(cost: npt.NDArray[np.int64]) -> None:
-        kept = cost[emp, day, keep]
-        cost[emp, day, :] = FORBIDDEN
-        cost[emp, day, keep] = kept
-
-    return hold
-
-
 class _Pricer:
-    def __init__(self, c_problem: Any, e: int, d: int, s: int) -> None:
+    def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None) -> None:
         self.c = c_problem
+        self.keep = keep  # the buffers a sub-problem's struct points into
         self.e, self.d, self.s = e, d, s
         self.rows = np.full((e, d), -1, dtype=np.int32)
         self.hard = np.full(e, -1, dtype=np.int64)
+        # a lower bound on each employee's cheapest row (in 1/SCALE points); INT64_MIN: none
+        self.bound = np.zeros(e, dtype=np.int64)
 
     def price(self, cost: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
                                                            npt.NDArray[np.int64]]:
-        code = lib.gr_price_rows(
+        """Each employee's cheapest row under `cost` and its status: 0 rule-abiding and
+        cheapest, CAPPED rule-abiding but not proven cheapest (`bound` then holds a lower
+        bound), -1 no row."""
+        code = lib.gr_price_rows_bounded(
             self.c,
             ffi.cast("int64_t *", ffi.from_buffer(cost)),
             ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
             ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
+            ffi.cast("int64_t *", ffi.from_buffer(self.bound)),
         )
         if code != 0:
             raise RuntimeError(f"gr_price_rows failed with code {code}")
         return self.rows, self.hard
+
+
+_PER_EMPLOYEE = ("max_shifts", "min_minutes", "max_minutes", "max_consec", "min_consec",
+                 "min_off", "max_weekends", "day_off")
+_SHARED = ("length", "forbidden", "weekend", "cover_req", "cover_under", "cover_over")
+
+
+def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
+                     emps: npt.NDArray[np.intp], d: int, s: int) -> _Pricer:
+    """A pricer for some employees only: the problem's struct cut down to their rules. Pricing
+    reads requests and cover from the cost table alone, so the cut struct has no requests."""
+    keep: dict[str, npt.NDArray[Any]] = {
+        name: np.ascontiguousarray(arrays[name][emps]) for name in _PER_EMPLOYEE}
+    keep.update({name: arrays[name] for name in _SHARED})
+    n = int(emps.size)
+    none_i = np.zeros(1, np.int32)
+    keep["on_ptr"] = keep["off_ptr"] = np.zeros(n * d + 1, np.int32)
+    keep["on_shift"] = keep["on_weight"] = keep["off_shift"] = keep["off_weight"] = none_i
+    c = ffi.new("gr_problem *")
+    c.n_employees, c.n_days, c.n_shifts = n, d, s
+    c.n_weekends = c_problem.n_weekends
+    c.n_on = c.n_off = 0
+    if "pin" in arrays:
+        keep["pin"] = np.ascontiguousarray(arrays["pin"][emps])
+    casts = []
+    for name, buf in keep.items():
+        ptr = ffi.cast("uint8_t *" if buf.dtype == np.uint8 else "int32_t *",
+                       ffi.from_buffer(buf))
+        casts.append(ptr)
+        setattr(c, name, ptr)
+    return _Pricer(c, n, d, s, keep=(keep, casts))
+
+
+@dataclass
+class _Region:
+    """The part of the roster a master re-optimises: employees `emps` on days [a, b); every
+    other cell keeps the base roster's value (no base: the whole problem)."""
+
+    emps: npt.NDArray[np.intp]
+    a: int
+    b: int
+
+
+class _Problem:
+    """What every master of one solve shares: sizes, request penalties, cover, the pricer over
+    all employees, the best roster so far."""
+
+    def __init__(self, c_problem: Any, arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
+                 stop: Callable[[], bool], offer: Callable[[npt.NDArray[np.int32], int], None],
+                 priced: Callable[[int], None]) -> None:
+        s = int(arrays["length"].size)
+        self.c, self.arrays = c_problem, arrays
+        self.e, self.d, self.s = e, d, s
+        self.pen = request_penalties(arrays, e, d, s)
+        self.req = np.asarray(arrays["cover_req"], np.float64).reshape(d, s)
+        self.under = np.asarray(arrays["cover_under"], np.float64).reshape(d, s)
+        self.over = np.asarray(arrays["cover_over"], np.float64).reshape(d, s)
+        self.pricer = _Pricer(c_problem, e, d, s)
+        self.stop, self._offer, self.priced = stop, offer, priced
+        # cells pinned by the request (GR_FREE = -2: not pinned); every priced row keeps them
+        pin = arrays.get("pin")
+        self.pin = None if pin is None else np.asarray(pin, np.int32).reshape(e, d)
+        self.best: int | None = None
+        self.roster: npt.NDArray[np.int32] | None = None
+
+    def hold_pins(self, cost: npt.NDArray[np.int64], emps: npt.NDArray[np.intp]) -> None:
+        """Forbids every value of a pinned cell but its pin in a cost table [emps, D, S+1]."""
+        if self.pin is None:
+            return
+        i, day = np.nonzero(self.pin[emps] != PIN_FREE)
+        if i.size:
+            val = self.pin[emps[i], day]
+            keep = np.where(val < 0, self.s, val)
+            kept = cost[i, day, keep]
+            cost[i, day, :] = FORBIDDEN
+            cost[i, day, keep] = kept
+
+    def score(self, roster: npt.NDArray[np.int32]) -> int | None:
+        hard = ffi.new("int64_t *")
+        penalty = ffi.new("int64_t *")
+        code = lib.gr_score(self.c, ffi.cast("int32_t *", ffi.from_buffer(roster)), hard,
+                            penalty)
+        return int(penalty[0]) if code == 0 and hard[0] == 0 else None
+
+    def consider(self, roster: npt.NDArray[np.int32]) -> int | None:
+        """Keeps and offers the roster if it is hard-feasible and no worse than the best; its
+        penalty (None if infeasible)."""
+        penalty = self.score(roster)
+        if penalty is not None and (self.best is None or penalty <= self.best):
+            better = self.best is None or penalty < self.best
+            self.best, self.roster = penalty, roster.copy()
+            if better:
+                self._offer(roster.copy(), penalty)
+        return penalty
+
+
+class _Sub:
+    """One master over a region, with its pricing, column generation and dives."""
+
+    def __init__(self, pb: _Problem, region: _Region,
+                 base: npt.NDArray[np.int32] | None) -> None:
+        self.pb, self.region, self.base = pb, region, base
+        e, d, s = pb.e, pb.d, pb.s
+        emps, a, b = region.emps, region.a, region.b
+        self.n_days = b - a
+        req = pb.req[a:b].copy()
+        if base is not None:
+            # the cover of the employees outside the region is fixed: it only lowers the
+            # requirement (an over-covered slot gets a negative one, met by its over slack)
+            others = np.setdiff1d(np.arange(e), emps)
+            part = base[others, a:b]
+            for k in range(s):
+                req[:, k] -= (part == k).sum(axis=0)
+        self.master = _Master(int(emps.size), self.n_days, s, req, pb.under[a:b], pb.over[a:b])
+        self.pricer = (pb.pricer if emps.size == e
+                       else _employee_pricer(pb.c, pb.arrays, emps, d, s))
+        self.pen = pb.pen[emps, a:b]  # [e', n, S+1]
+        self.template = np.zeros((emps.size, d, s + 1), dtype=np.int64)
+        if base is not None:
+            # outside the window every cell keeps its base value, free of cost
+            outside = np.ones(d, dtype=bool)
+            outside[a:b] = False
+            self.template[:, outside, :] = FORBIDDEN
+            days = np.nonzero(outside)[0]
+            vals = base[emps][:, days]
+            self.template[np.arange(emps.size)[:, None], days[None, :],
+                          np.where(vals < 0, s, vals)] = 0
+            for i, emp in enumerate(emps):
+                row = base[emp, a:b]
+                self.master.add(i, row, self.row_cost(i, row))
+        self.fixed: dict[tuple[int, int], int] = {}
+        self.whole = base is None
+        self.pricing, self.rounds = 0.0, 0  # time in pricing calls, and their number
+        # the best Lagrangian bound seen (whole problem, nothing fixed), and its prices
+        self.lower = -math.inf
+        self.center: npt.NDArray[np.float64] | None = None
+
+    def base_cost(self) -> float:
+        """The base roster's objective in this master (its rows and the region's cover)."""
+        assert self.base is not None
+        s, emps, a, b = self.pb.s, self.region.emps, self.region.a, self.region.b
+        rows = self.base[emps, a:b]
+        total = float(sum(self.row_cost(i, rows[i]) for i in range(emps.size)))
+        count = np.stack([(rows == k).sum(axis=0) for k in range(s)], axis=1)
+        req = self.master.req
+        total += float((np.maximum(req - count, 0) * self.pb.under[a:b]).sum())
+        total += float((np.maximum(count - req, 0) * self.pb.over[a:b]).sum())
+        return total
+
+    def row_cost(self, i: int, row: npt.NDArray[np.int32]) -> int:
+        s = self.pb.s
+        return int(self.pen[i, np.arange(self.n_days), np.where(row < 0, s, row)].sum())
+
+    def price_round(self, pi: npt.NDArray[np.float64], mu: npt.NDArray[np.float64],
+                    at: npt.NDArray[np.float64]) -> int:
+        """Prices every row under the cover prices `at`, adds each whose reduced cost under the
+        LP's duals (pi, mu) is negative; returns the rows added (-1: some employee could not be
+        priced). On the whole problem, also updates the Lagrangian bound at `at`."""
+        pb = self.pb
+        s, n, a, b = pb.s, self.n_days, self.region.a, self.region.b
+        table = self.pen.astype(np.float64)
+        table[:, :, :s] -= at[None, :, :]
+        cost = self.template.copy()
+        cost[:, a:b, :] = np.clip(np.rint(table * SCALE), -COST_LIMIT, COST_LIMIT)
+        pb.hold_pins(cost, self.region.emps)
+        for (i, day), val in self.fixed.items():
+            keep = cost[i, a + day, val]
+            cost[i, a + day, :] = FORBIDDEN
+            cost[i, a + day, val] = keep
+        began = time.monotonic()
+        rows, hard = self.pricer.price(cost)
+        self.pricing += time.monotonic() - began
+        self.rounds += 1
+        pb.priced(int(self.region.emps.size))
+        if (hard == -1).any():
+            return -1
+        valid = (hard == 0) | (hard == CAPPED)
+        local = rows[:, a:b]
+        m = local.shape[0]
+        vals = np.where(local < 0, s, local)
+        requests = self.pen[np.arange(m)[:, None], np.arange(n)[None, :], vals].sum(axis=1)
+        worked = local >= 0
+        safe = np.where(worked, local, 0)
+        days = np.arange(n)[None, :]
+        lp_mu = np.where(worked, mu[days, safe], 0.0).sum(axis=1)
+        rc = requests - pi - lp_mu
+        added = 0
+        for j in np.nonzero(valid & (rc < NEGATIVE))[0]:
+            if self.master.add(int(j), local[j], int(requests[j])):
+                added += 1
+        if not self.fixed:
+            # Lagrangian bound at `at` (inside the slacks' box, so they add nothing): each
+            # employee's cheapest rule-abiding row (exact, or the label search's bound on it
+            # when capped), less the rounding of the prices. A region's bound is only its own
+            # (its rows are pinned outside it): it centres the smoothing, never reported.
+            at_mu = np.where(worked, at[days, safe], 0.0).sum(axis=1)
+            cheapest = np.where(hard == 0, requests - at_mu, self.pricer.bound / SCALE)
+            bound = (float((self.master.req * at).sum()) + float(cheapest.sum())
+                     - m * n * 0.5 / SCALE)
+            known = (hard == 0).all() or (self.pricer.bound[hard != 0] != UNKNOWN).all()
+            if known and bound > self.lower:
+                self.lower, self.center = bound, at.copy()
+        return added
+
+    def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0) -> bool:
+        """Columns until none improves (True), or time is up, or after `most` LP solves. With
+        `smooth` > 0, pricing is at the prices pulled that far toward the best bound's
+        (Wentges smoothing), and at the LP's own when that finds nothing."""
+        master = self.master
+        for k in range(most + 1):
+            if self.pb.stop():
+                break
+            left = until - time.monotonic()
+            if left <= 0 or not master.solve(left):
+                break
+            if k == most:  # the LP is solved over the last rows added; stop there
+                break
+            pi, mu = master.duals()
+            if smooth > 0 and self.center is not None:
+                at = smooth * self.center + (1 - smooth) * mu
+                added = self.price_round(pi, mu, self._boxed(at))
+                if added != 0:
+                    continue
+            added = self.price_round(pi, mu, self._boxed(mu))
+            if added == 0:
+                return True
+            if added < 0:
+                return False
+        return False
+
+    def _boxed(self, mu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.clip(mu, -self.pb.over[self.region.a:self.region.b],
+                       self.pb.under[self.region.a:self.region.b])
+
+    def dive(self, deadline: float, work_only: bool) -> npt.NDArray[np.int32] | None:
+        """A dive from the current LP; the full roster it gives (the base outside the
+        region), or None."""
+        local = _dive(self.master, self.fixed,
+                      lambda most: self.generate(deadline, most=most),
+                      self.pb.stop, deadline, work_only=work_only)
+        if local is None:
+            return None
+        pb = self.pb
+        roster = (np.full((pb.e, pb.d), -1, dtype=np.int32) if self.base is None
+                  else self.base.copy())
+        roster[self.region.emps, self.region.a:self.region.b] = local
+        return roster
+
+    def restart(self) -> None:
+        self.master.reset()
+        self.fixed.clear()
 
 
 def solve_by_columns(
@@ -251,138 +532,183 @@ def solve_by_columns(
     stop: Callable[[], bool],
     offer: Callable[[npt.NDArray[np.int32], int], None],
     priced: Callable[[int], None] = lambda n: None,
+    seed: int = 0,
+    start: npt.NDArray[np.int32] | None = None,
+    root: bool = True,
+    improve: bool = False,
     bound: Callable[[float], None] = lambda b: None,
 ) -> ColumnOutcome | None:
-    """Column generation and dives until `deadline` (time.monotonic()); the
-    phase gives up after the first roster when the root LP is not optimal by `root_deadline`.
-    Returns None when the problem is too large for it; `offer` sees each better roster and
-    `priced` the number of rows each pricing round computed and `bound` the lower bound once
-    the root LP proves one (progress)."""
+    """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
+    whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
+    time), the phase ends with its first roster (and one dive when the root is near its bound
+    on a problem beyond the GA's sizes), and the time is the GA's. With `improve`, the phase
+    instead re-optimises regions of the best roster until its deadline (`_improve`,
+    fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
+    Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
+    skips the root. Returns None when the problem is too large for the cost table; `offer`
+    sees each better roster, `priced` the number of rows each pricing round computed and
+    `bound` the lower bound once the root has one (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
-    v = s + 1
-    if d * s > MAX_COVER_ROWS or e * d * v > MAX_COST_ENTRIES:
+    if e * d * (s + 1) > MAX_COST_ENTRIES:
         return None
-    pen = request_penalties(arrays, e, d, s)
-    hold_pins = _pin_holder(arrays.get("pin"), s)
-    master = _Master(e, d, s, arrays["cover_req"], arrays["cover_under"], arrays["cover_over"])
-    pricer = _Pricer(c_problem, e, d, s)
-    fixed: dict[tuple[int, int], int] = {}
-    best: list[int | None] = [None]
-
-    def score(roster: npt.NDArray[np.int32]) -> int | None:
-        hard = ffi.new("int64_t *")
-        penalty = ffi.new("int64_t *")
-        code = lib.gr_score(c_problem, ffi.cast("int32_t *", ffi.from_buffer(roster)), hard,
-                            penalty)
-        return int(penalty[0]) if code == 0 and hard[0] == 0 else None
-
-    def consider(roster: npt.NDArray[np.int32]) -> None:
-        penalty = score(roster)
-        if penalty is not None and (best[0] is None or penalty < best[0]):
-            best[0] = penalty
-            offer(roster.copy(), penalty)
-
-    def row_cost(emp: int, row: npt.NDArray[np.int32]) -> int:
-        return int(pen[emp, np.arange(d), np.where(row < 0, s, row)].sum())
-
-    def price_round(pi: npt.NDArray[np.float64], mu: npt.NDArray[np.float64]) -> tuple[int, float]:
-        """Adds every improving row; returns (rows added, sum of the negative reduced costs,
-        -inf when some employee could not be priced)."""
-        table = pen.astype(np.float64)
-        table[:, :, :s] -= mu[None, :, :]
-        cost = np.clip(np.rint(table * SCALE), -COST_LIMIT, COST_LIMIT).astype(np.int64)
-        hold_pins(cost)
-        for (emp, day), val in fixed.items():
-            keep = cost[emp, day, val]
-            cost[emp, day, :] = FORBIDDEN
-            cost[emp, day, val] = keep
-        rows, hard = pricer.price(np.ascontiguousarray(cost))
-        priced(e)
-        added, slack = 0, 0.0
-        for emp in range(e):
-            # -1: no row; -2: a rule-abiding row that is not proven cheapest (the DP capped
-            # its search, decision 0013): a valid column, but no bound
-            if hard[emp] == -1:
-                slack = -math.inf
-                continue
-            if hard[emp] == -2:
-                slack = -math.inf
-            row = rows[emp]
-            cells = row >= 0
-            requests = row_cost(emp, row)
-            rc = requests - pi[emp] - float(mu[np.nonzero(cells)[0], row[cells]].sum())
-            slack += min(0.0, rc)
-            if hard[emp] in (0, -2) and rc < NEGATIVE and master.add(emp, row, requests):
-                added += 1
-        return added, slack
-
-    def generate(until: float = deadline, most: int = 1 << 30) -> float:
-        """Columns until none improves (or time is up, or after `most` LP solves); returns the
-        Lagrangian slack of the last pricing, -inf unless converged."""
-        for n in range(most + 1):
-            if stop():
-                break
-            left = until - time.monotonic()
-            if left <= 0 or not master.solve(left):
-                break
-            if n == most:  # the LP is solved over the last rows added; stop there
-                break
-            added, slack = price_round(*master.duals())
-            if added == 0:
-                return slack
-        return -math.inf
-
-    # round 0: every employee's cheapest row on requests alone, a roster at once
-    cost0 = np.clip(pen * SCALE, -COST_LIMIT, COST_LIMIT)
-    hold_pins(cost0)
-    rows0, hard0 = pricer.price(np.ascontiguousarray(cost0))
+    pb = _Problem(c_problem, arrays, e, d, stop, offer, priced)
+    if start is not None:
+        pb.consider(np.ascontiguousarray(start, dtype=np.int32))
+    whole = _Region(np.arange(e), 0, d)
+    root_sub = _Sub(pb, whole, None)
+    # round 0: every employee's cheapest row on requests alone, a roster at once. A pricing
+    # call cannot be interrupted, so a few employees go first to time it: where the whole
+    # round would eat the phase (Instance 24: 43 s for 150 rows of 364 days x 32 types), the
+    # time is the GA's.
+    began = time.monotonic()
+    costs0 = np.ascontiguousarray(np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT))
+    pb.hold_pins(costs0, np.arange(e))
+    first = np.arange(min(e, PROBE_EMPLOYEES))
+    probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
+    rows_a, hard_a = probe.price(np.ascontiguousarray(costs0[first]))
+    rows0, hard0 = np.full((e, d), -1, np.int32), np.full(e, -1, np.int64)
+    rows0[first], hard0[first] = rows_a, hard_a
+    if first.size < e:
+        per_row = (time.monotonic() - began) / first.size
+        if per_row * (e - first.size) > ROUND0_SHARE * (deadline - time.monotonic()):
+            return ColumnOutcome(penalty=None, lower_bound=None, proven_optimal=False)
+        rest = np.arange(first.size, e)
+        rows_b, hard_b = _employee_pricer(c_problem, arrays, rest, d, s).price(
+            np.ascontiguousarray(costs0[rest]))
+        rows0[rest], hard0[rest] = rows_b, hard_b
     priced(e)
-    for emp in range(e):
-        if hard0[emp] in (0, -2):
-            master.add(emp, rows0[emp], row_cost(emp, rows0[emp]))
-    if all((hard0 == 0) | (hard0 == -2)):
-        consider(rows0)
-    slack = generate(min(deadline, root_deadline))
-    if slack == -math.inf:
-        # no root LP in time (Instance 12 needs ~4 s), or some employee's rows cannot be priced
-        # (state space too large for the DP): a dive from such an LP is a guess, and the time
-        # is the GA's
-        return ColumnOutcome(penalty=best[0], lower_bound=None, proven_optimal=False)
-    # Lagrangian bound: LP value plus each employee's most negative reduced cost (the DP
-    # enumerates a superset of the rule-abiding rows), less the rounding of the prices
-    lower = master.objective() + slack - e * d * 0.5 / SCALE
-    bound(lower)
+    # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
+    # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
+    if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
+        root = False
+    abiding = (hard0 == 0) | (hard0 == CAPPED)
+    for emp in np.nonzero(abiding)[0]:
+        root_sub.master.add(int(emp), rows0[emp], root_sub.row_cost(int(emp), rows0[emp]))
+    if abiding.all():
+        pb.consider(rows0)
+    converged = False
+    if root and d * s <= MAX_COVER_ROWS:
+        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH)
+    lower = root_sub.lower if root and root_sub.lower > -math.inf else None
+    if lower is not None:
+        bound(lower)
+    _log.debug("root: converged %s, LP %.1f, bound %s, %d rows", converged,
+               root_sub.master.objective(), lower, len(root_sub.master.rows))
+
+    small = d <= GA_DAYS and e * d <= GA_CELLS
+    if not converged and (small or not root) and (not improve or pb.roster is None):
+        # a root too slow for its time (Instance 12 at 10 s, decision 0008) or not tried:
+        # the time is the GA's, unless fix-and-optimise was asked for
+        return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=False)
 
     def proven() -> bool:
-        return best[0] is not None and best[0] <= math.ceil(lower - 1e-6)
+        return (lower is not None and pb.best is not None
+                and pb.best <= math.ceil(lower - 1e-6))
 
     dives = 0
-    # Dives until the deadline, each from the root again, with the rows the earlier ones
-    # priced. One dive is a lottery (Instance 10: 4631 or 5262 by the
-    # pacing); the dives alternate between fixing only worked cells and fixing any cell.
-    while not stop() and not proven():
+    # Dives from the root, each from the root again with the rows the earlier ones priced.
+    # One dive is a lottery (Instance 10: 4631 or 5262 by the pacing); the dives alternate
+    # between fixing only worked cells and fixing any cell. A root that did not converge in
+    # time still gets one dive when every employee has a row in it: its roster is a far
+    # better start for fix-and-optimise than the rows priced on requests alone.
+    near = root_sub.master.solved - root_sub.lower <= NEAR_ROOT * abs(root_sub.master.solved)
+    tried = root and d * s <= MAX_COVER_ROWS and near
+    while (converged or (tried and dives == 0)) and not stop() and not proven():
+        if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
+            break
         now = time.monotonic()
         left = deadline - now
         if dives and left < MIN_DIVE_SECONDS:
             break
         if dives:
-            master.reset()
-            fixed.clear()
-            generate()
-        roster = _dive(master, fixed, generate, stop, now + left * DIVE_SHARE,
-                       work_only=dives % 2 == 0)
+            root_sub.restart()
+            root_sub.generate(deadline)
+        roster = root_sub.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
             break
-        consider(roster)
-    return ColumnOutcome(penalty=best[0], lower_bound=lower, proven_optimal=proven())
+        _log.debug("dive %d: %s (best %s)", dives, pb.consider(roster), pb.best)
+    if improve and pb.roster is not None and not proven():
+        _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
+                 sweep=dives == 0 and start is None)
+    return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven())
+
+
+def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
+             proven: Callable[[], bool], root: _Sub, sweep: bool) -> None:
+    """Fix-and-optimise: re-optimise a region of the best roster by columns and a dive, the
+    rest of the roster fixed, and keep the result if it is no worse. The regions alternate
+    between a window of days over all employees (sliding along the horizon) and a group of
+    employees over the whole horizon (which can move work between weeks: a row's minutes and
+    per-type maxima span the horizon, and a window cannot move them). Each kind's size adapts
+    so that its LP converges in about half of the region's time. With `sweep`, a first pass
+    of windows runs from the first day to the last (a rolling horizon): the start roster's
+    cover is then poor everywhere, and random windows kept meeting each other."""
+    e, d = pb.e, pb.d
+    size = {"days": float(REGION_CELLS), "staff": float(REGION_CELLS)}
+    # a region's time: enough pricing rounds at the speed of the last region's (a round on
+    # Instance 20 prices 50 rows of 182 days: 0.15 s, on Instance 17 some ms)
+    seconds = REGION_SECONDS
+    began = time.monotonic()
+    swept = 0
+    rounds = 0
+    while not pb.stop() and not proven():
+        now = time.monotonic()
+        if deadline - now < MIN_DIVE_SECONDS:
+            break
+        assert pb.roster is not None
+        budget = min(deadline - now, seconds)
+        kind = "staff" if rounds % 2 and not sweep else "days"
+        cells = size[kind]
+        if kind == "staff":
+            days = d
+            n = int(min(e - 1, cells / d))
+            if n < 2:  # a group of one is only a row move: a window instead
+                kind, cells = "days", size["days"]
+        if kind == "days":
+            days = int(min(d, max(MIN_WINDOW, round(cells / e / 7) * 7)))
+            n = int(min(e, max(2, cells / days)))
+        emps = np.arange(e) if n >= e else np.sort(rng.choice(e, size=n, replace=False))
+        if sweep:
+            a = int(min(swept, d - days))
+            swept = a + days
+            sweep = swept < d
+        else:
+            # windows start anywhere: a sweep in fixed steps kept meeting the same boundaries
+            a = int(rng.integers(0, d - days + 1))
+        sub = _Sub(pb, _Region(emps, a, a + days), pb.roster)
+        if days == d:
+            # the root's rows of these employees are rows of this region too
+            mine = np.isin(np.asarray(root.master.owner, dtype=np.intp), emps)
+            where = np.searchsorted(emps, np.asarray(root.master.owner)[mine])
+            for i, j in zip(where, np.nonzero(mine)[0], strict=True):
+                row = root.master.rows[int(j)]
+                sub.master.add(int(i), row, sub.row_cost(int(i), row))
+        until = now + budget
+        converged = sub.generate(now + budget * REGION_LP_SHARE, smooth=SMOOTH)
+        lp, base = sub.master.objective(), sub.base_cost()
+        roster = None
+        if not pb.stop() and not (converged and lp > base - 1 + 1e-6):
+            roster = sub.dive(until, work_only=rounds % 4 < 2)
+        rounds += 1
+        penalty = pb.consider(roster) if roster is not None else None
+        _log.debug("%s region %d days x %d staff from %d: LP %.1f base %.1f -> %s converged %s "
+                   "(best %s) %.2f s", kind, days, emps.size, a, lp, base, penalty, converged,
+                   pb.best, time.monotonic() - now)
+        size[kind] = cells * 1.15 if converged else cells / 1.3
+        # a window keeps all staff: fewer made it a staff group that cannot move its cover
+        floor = MIN_WINDOW * e if kind == "days" else 2.0 * d
+        size[kind] = min(max(size[kind], floor), float(e * d))
+        if sub.rounds:
+            seconds = min(max(REGION_SECONDS, REGION_ROUNDS * sub.pricing / sub.rounds),
+                          REGION_MAX_SHARE * (deadline - began))
 
 
 def _dive(
     master: _Master,
     fixed: dict[tuple[int, int], int],
-    generate: Callable[..., float],
+    generate: Callable[[int], bool],
     stop: Callable[[], bool],
     deadline: float,
     *,
@@ -435,7 +761,7 @@ def _dive(
             bar |= (owner == emp) & (rows[:, day] != (-1 if val == s else val))
         master.bar(np.nonzero(bar)[0])
         steps += 1
-        generate(most=DIVE_ROUNDS)
+        generate(DIVE_ROUNDS)
     if not master.rows:
         return None
     x = master.values()
@@ -447,4 +773,3 @@ def _dive(
             return None
         roster[emp] = master.rows[int(mine[np.argmax(x[mine])])]
     return roster
-

@@ -112,6 +112,8 @@ def test_the_better_phase_wins() -> None:
 
 
 def test_a_problem_too_large_for_columns_goes_to_the_ga_alone() -> None:
+    """364 days x 150 staff x 32 types: the cost table alone would be 1.8 M entries a round,
+    and a round-0 pricing call (which cannot be interrupted) takes tens of seconds there."""
     from tests.csolver_helpers import random_problem
 
     p = random_problem(np.random.default_rng(0), 150, 364, 32)
@@ -121,3 +123,24 @@ def test_a_problem_too_large_for_columns_goes_to_the_ga_alone() -> None:
                             root_deadline=now + 1, stop=lambda: False,
                             offer=lambda roster, penalty: None) is None
 
+
+@pytest.mark.parametrize("i", [17, 18])
+def test_windows_keep_the_roster_feasible_and_never_worse(i: int) -> None:
+    """Fix-and-optimise from a root that had no time to converge: each roster offered is
+    hard-feasible and better than the one before, and the bound stays a bound."""
+    p = instance(i)
+    packed = _Packed(p)
+    offered: list[int] = []
+    now = time.monotonic()
+
+    def offer(roster: np.ndarray, penalty: int) -> None:
+        score = evaluate(p, roster)
+        assert score.hard_violations == 0 and score.penalty == penalty
+        offered.append(penalty)
+
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 4,
+                           root_deadline=now + 0.5, stop=lambda: False, offer=offer,
+                           improve=True)
+    assert out is not None and out.penalty == offered[-1]
+    assert offered == sorted(offered, reverse=True) and len(set(offered)) == len(offered)
+    assert out.lower_bound is None or out.lower_bound <= {17: 5746, 18: 4459}[i]
