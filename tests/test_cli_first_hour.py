@@ -18,6 +18,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -362,10 +363,13 @@ def test_watch_of_a_job_failed_as_invalid_exits_2(stack: Stack) -> None:
 
 
 def test_not_before_in_the_publishing_guides_z_form(stack: Stack, request_file: Path) -> None:
+    # Within the deployment's not_before horizon (90 days by default).
+    when = (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0)
     done = shiftstream("submit", str(request_file), "--job-id", "later-z",
-                       "--not-before", "2999-12-01T14:26:56Z", env=on(stack))  # fmt: skip
+                       "--not-before", when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       env=on(stack))  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "not before 2999-12-01 14:26:56 UTC" in done.stderr
+    assert f"not before {when:%Y-%m-%d %H:%M:%S} UTC" in done.stderr
     stack.wait_for(lambda: stack.job("later-z").get("state") == "scheduled", what="scheduled")
     (entry,) = [f for _, f in stack.redis.xrange(stack.names.intake) if f["job_id"] == "later-z"]
     SolveEntry.model_validate(entry)  # the CLI writes what the contract publishes
