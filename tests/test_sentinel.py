@@ -8,6 +8,9 @@ three sentinels (`redis-server sentinel.conf --sentinel`) on free ports.
   the held events appear once a replica holds what they stand on.
 - Clients: a submission with `REDIS_WAIT_REPLICAS` returns only once a replica holds it, and says
   so plainly when none does.
+- A prioritized hop's reader (shared/streaming/priority.py) that loses its primary reads from the
+  promoted replica without failing its read (a failed read costs FastStream's 5 s wait), and a
+  service starting while there is no primary waits for one instead of exiting.
 
 The chaos run does the same twice with a thousand jobs and lossy failovers (bench/chaos.py
 `--failovers`; tests/test_chaos.py runs it at CI size).
@@ -16,18 +19,23 @@ The chaos run does the same twice with a thousand jobs and lossy failovers (benc
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import redis
 
 from shared.cli.topology import SentinelSet, pause, resume
 from shared.connection.durable import NotReplicated
+from shared.connection.factory import async_client
 from shared.jobs.client import Client
+from shared.names import READ_ORDER
 from shared.settings import Settings
+from shared.streaming.broker import build_service, ensure_group
+from shared.streaming.priority import PriorityRead, read_by_priority
 from tests.conftest import Stack, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
@@ -139,3 +147,68 @@ def test_a_submission_returns_once_a_replica_holds_it(
             asyncio.run(submit())
     finally:
         resume(replica)
+
+
+class _Subscriber:
+    """What `read_by_priority` needs of a FastStream subscriber: its client."""
+
+    _xreadgroup: Callable[..., Any]
+
+    def __init__(self, client: object) -> None:
+        self._client = client
+
+
+def test_a_prioritized_reader_follows_a_promotion_without_a_failed_read(
+    sentinel_set: SentinelSet,
+) -> None:
+    settings = Settings(**{k.lower(): v for k, v in sentinel_set.env().items()})
+    streams = [f"prio:{p}" for p in READ_ORDER]
+
+    async def run() -> list[bytes]:
+        client = async_client(settings)
+        for stream in streams:
+            await ensure_group(client, stream, "g")
+        sub = _Subscriber(client)
+        read_by_priority(sub, PriorityRead(client, streams, "g", 1000), "c")
+        assert await sub._xreadgroup(count=10, block=10) == ()  # connected, nothing waits
+
+        old = sentinel_set.kill_primary()
+        written = threading.Event()
+
+        def write_after_promotion() -> None:
+            new = sentinel_set.wait_promotion(old.port)
+            with new.client(socket_timeout=5) as direct:
+                direct.xadd(streams[1], {"n": "after"})
+            written.set()
+
+        threading.Thread(target=write_after_promotion, daemon=True).start()
+        got: list[bytes] = []
+        # Every read returns (none raises) while the sentinels promote the replica.
+        while not got:
+            for _, entries in await sub._xreadgroup(count=10, block=100):
+                got += [fields[b"n"] for _, fields in entries]
+            if written.is_set() and not got:
+                await asyncio.sleep(0.05)
+        await client.aclose()
+        return got
+
+    assert asyncio.run(asyncio.wait_for(run(), timeout=60)) == [b"after"]
+
+
+def test_a_service_started_without_a_primary_waits_for_the_promotion(
+    sentinel_set: SentinelSet,
+) -> None:
+    settings = Settings(**{k.lower(): v for k, v in sentinel_set.env().items()})
+    svc = build_service("solver", settings)
+    svc._groups.extend(svc.names.inputs("solver"))  # what the solver's hops register
+    old = sentinel_set.kill_primary()
+
+    async def start() -> None:
+        await svc.create_groups()  # during the election: no primary, then the promoted one
+        await svc.redis.aclose()
+
+    asyncio.run(asyncio.wait_for(start(), timeout=60))
+    new = sentinel_set.wait_promotion(old.port)
+    with new.client(socket_timeout=5) as direct:
+        for stream, group in svc.names.inputs("solver"):
+            assert [g["name"] for g in direct.xinfo_groups(stream)] == [group.encode()]

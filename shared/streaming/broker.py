@@ -10,7 +10,9 @@ reading highest priority first (shared/streaming/priority.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +20,9 @@ from typing import Any
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
 from pydantic import ValidationError
-from redis.exceptions import ResponseError
+from redis.exceptions import AuthenticationError, AuthorizationError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from shared.connection.factory import AsyncRedis, async_client, broker_for, describe
 from shared.names import Names
@@ -33,6 +37,14 @@ from shared.streaming.priority import PriorityRead, read_by_priority
 from shared.text import text
 
 log = logging.getLogger("shiftstream")
+
+# A service (re)started during a Sentinel failover finds no primary until the sentinels have
+# promoted one (down-after-milliseconds plus the election). Exiting then hands the wait to the
+# process manager, whose crash-loop backoff (the dev runner's up to 5 s, Kubernetes' 10 s and
+# more) comes on top of the promotion; waiting here starts the service as soon as there is a
+# primary. Only on Sentinel: on one server or a cluster nobody is about to promote anything.
+PRIMARY_WAIT_SECONDS = 30.0
+PRIMARY_RETRY_SECONDS = 0.2
 
 
 async def ensure_group(client: AsyncRedis, stream: str, group: str) -> None:
@@ -182,8 +194,23 @@ class Service:
         )(on_reclaimed)
 
     async def create_groups(self) -> None:
+        sentinel = self.settings.redis_mode == "sentinel"
+        deadline = time.monotonic() + (PRIMARY_WAIT_SECONDS if sentinel else 0.0)
+        warned = False
         for stream, group in self._groups:
-            await ensure_group(self.redis, stream, group)
+            while True:
+                try:
+                    await ensure_group(self.redis, stream, group)
+                    break
+                except (AuthenticationError, AuthorizationError):
+                    raise  # a wrong login does not get better by waiting
+                except (RedisConnectionError, RedisTimeoutError) as err:
+                    if time.monotonic() >= deadline:
+                        raise
+                    if not warned:
+                        log.warning("no Redis primary yet, waiting for the sentinels: %s", err)
+                        warned = True
+                    await asyncio.sleep(PRIMARY_RETRY_SECONDS)
 
     async def publish(
         self, model: Any, stream: str, *, maxlen: int | None = None, pipeline: Any = None
