@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     # (docs/decisions/0016-priorities.md). 0: low jobs compete as normal at once.
     priority_aging_seconds: float = Field(default=300.0, ge=0)
     graceful_timeout: float = Field(default=25.0, gt=0)
+    # A service not started by then exits (status 75) for its supervisor to restart it: a start
+    # wedged across a Redis failover would otherwise hold its pending entries from every
+    # reclaimer. Longer than the 30 s a start waits for a Sentinel promotion.
+    startup_timeout_seconds: float = Field(default=90.0, gt=0)
     # FastStream's own "Received"/"Processed" lines, one pair per read batch: they carry no job
     # id, and at INFO they cost ~0.5 ms of an idle job's latency (bench/README.md). Errors
     # stay at ERROR whatever this says; LOG_LEVEL still decides what is printed.

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
+import threading
 
 import uvloop
 from faststream import FastStream
 
+from shared.settings import Settings
 from shared.streaming.gc_tuning import tune_for_service
 
 # Exit status of a service whose subscriber FastStream stopped for good (EX_SOFTWARE).
 SUBSCRIBER_LOST = 70
+# Exit status of a service whose start did not finish within STARTUP_TIMEOUT_SECONDS
+# (EX_TEMPFAIL: a restart may well succeed).
+STARTUP_HUNG = 75
 
 
 class _TerminalErrors(logging.Handler):
@@ -55,7 +61,38 @@ async def _serve(app: FastStream) -> None:
     await app.run(log_level=logging.INFO)
 
 
+def _startup_hung(timeout: float) -> None:
+    # From a timer thread: the event loop may be the thing that is stuck.
+    print(
+        f"exiting {STARTUP_HUNG}: not started after {timeout:g} s (STARTUP_TIMEOUT_SECONDS); "
+        "restarting frees the entries this process holds for the reclaimers",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(STARTUP_HUNG)
+
+
+def _startup_watchdog(app: FastStream, timeout: float) -> None:
+    """Exit with STARTUP_HUNG unless every startup hook and subscriber is up within `timeout`
+    seconds. A subscriber start that hangs (seen once in a Sentinel failover chaos run) leaves
+    a process that consumes through its other subscribers but never reclaims, for ever.
+
+    Parameters:
+        app: the service's app; the watchdog is disarmed by its last after-startup hook.
+        timeout: seconds from now (STARTUP_TIMEOUT_SECONDS).
+    """
+    timer = threading.Timer(timeout, _startup_hung, args=(timeout,))
+    timer.daemon = True
+
+    async def disarm() -> None:
+        timer.cancel()
+
+    app.after_startup(disarm)
+    timer.start()
+
+
 def run(app: FastStream) -> None:
+    _startup_watchdog(app, Settings().startup_timeout_seconds)
     watch = _TerminalErrors()
     logging.getLogger().addHandler(watch)
     logging.getLogger("shiftstream").addHandler(watch)
