@@ -90,6 +90,24 @@ def test_every_hop_input_keeps_only_its_backlog(make_stack: StackFactory) -> Non
     assert all(stack.pending(service) == 0 for service in stack.names.groups)
 
 
+def test_a_backlog_past_stream_maxlen_is_kept(make_stack: StackFactory) -> None:
+    """No internal stream is capped: 300 jobs queued for a solver that is not running, with
+    STREAM_MAXLEN 100, all wait in `solver.jobs` (MAXLEN ~ 100 used to cut them unread).
+    `bench/soak.py --stream-maxlen 100` shows such a backlog solved to the last job."""
+    stack = make_stack(
+        env={"STREAM_MAXLEN": "100", "TRIM_INTERVAL_SECONDS": "0.3"}, scale={"solver": 0}
+    )
+    body = request_json(implementation="greedy", time_limit=0.3)
+    with stack.redis.pipeline(transaction=False) as pipe:
+        for i in range(300):
+            pipe.xadd(stack.names.intake, {"type": "solve", "job_id": f"b-{i}", "payload": body})
+        pipe.execute()
+    stack.wait_for(
+        lambda: stack.redis.xlen(stack.names.intake) == 0, timeout=60, what="intake consumed"
+    )
+    assert stack.redis.xlen(stack.names.jobs) == 300
+
+
 def test_every_side_key_expires(make_stack: StackFactory) -> None:
     stack = make_stack()
     ok = stack.submit(request_json(implementation="greedy"))
