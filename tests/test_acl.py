@@ -343,12 +343,12 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     triage.zadd(n.schedule, {"member": 0})
     promote = triage.register_script(PROMOTE_DUE)
     assert promote(
-        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"]
+        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10"]
     )
     # Every priority's schedule into its stream (shared/jobs/schedule.py).
     triage.zadd(n.schedule_for("high"), {"urgent": 0})
     pairs = [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
-    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10"])
     # The priority read (shared/streaming/priority_read.lua) under the solver and the fallback.
     for user, stream, group in (("solver", n.jobs, "solver"), ("fallback", n.fallback, "fallback")):
         client = acl_server.client(user)
