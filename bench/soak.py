@@ -10,16 +10,19 @@ window of jobs in flight) and, once every job has its terminal event, compares R
 `used_memory` with the bound that the retention settings allow:
 
     bound = baseline
-          + Σ over streams  (maxlen + 100) × bytes per entry      (MAXLEN ~ trims whole nodes
-                                                                    of up to 100 entries)
+          + Σ over events, dead letters  (maxlen + 100) × bytes per entry   (MAXLEN ~ trims
+                                                                    whole nodes of up to 100)
+          + Σ over every hop's input  what it holds              (its backlog: what its group
+                                                                    consumed is trimmed)
           + jobs inside the TTLs × bytes of their keys            (record, idempotency key,
                                                                     terminal guard)
           all × 1.25 for allocator and hash-table overhead
 
 With `--large N`, N requests of `--large-employees` x 366 days follow the tiny ones: their
-requests and rosters are megabytes each, and the intake stream and `solver.outcomes` must
-hold none of them at the end (what their groups consumed is removed, a roster is kept once,
-in `solver-events`).
+requests and rosters are megabytes each. Every hop's input (the intake stream, the solver's
+and the fallback's three priority streams, `solver.failures`, `solver.outcomes`) must be empty
+at the end: what their groups consumed is removed, a roster is kept once, in `solver-events`.
+With a small `--stream-maxlen` every job must still end: no hop's input is capped.
 
 Bytes per entry and per key are measured (MEMORY USAGE) at the end; what makes it a bound is
 that the stream terms do not grow with the number of jobs. The keys do grow until their TTLs
@@ -95,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         done = _run(r, names, body, args)
         elapsed = time.monotonic() - started
         large_done = _run_large(r, names, args)
-        time.sleep(2 * settings.trim_interval_seconds + 1)  # intake trims its consumed input
+        time.sleep(2 * settings.trim_interval_seconds + 1)  # each service trims its inputs
         figures = _measure(r, names, settings, args.jobs, baseline)
-        left = {s: int(r.xlen(s)) for s in (names.intake, names.outcomes)}
+        left = {s: int(r.xlen(s)) for s in _inputs(names)}
     finally:
         stop.set()
         sup.stop()
@@ -188,6 +191,11 @@ def _url(r: redis.Redis) -> str:
     return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
+def _inputs(names: Names) -> list[str]:
+    """Every hop's input stream: trimmed of what its group consumed, never capped."""
+    return [s for service in names.groups for s, _ in names.inputs(service)]
+
+
 def _measure(
     r: redis.Redis, names: Names, s: Settings, jobs: int, baseline: int
 ) -> dict[str, Any]:
@@ -195,15 +203,10 @@ def _measure(
     # XINFO STREAM returns the first and last entries, binary envelopes: read it undecoded.
     raw = redis.Redis(connection_pool=redis.ConnectionPool.from_url(
         r.connection_pool.connection_kwargs.get("url") or _url(r)))
-    streams = {
-        names.intake: s.stream_maxlen,
-        names.jobs: s.stream_maxlen,
-        names.fallback: s.stream_maxlen,
-        names.failures: s.stream_maxlen,
-        names.outcomes: s.stream_maxlen,
-        names.events: s.events_maxlen,
-        names.dead: s.dead_maxlen,
-    }
+    # A hop's input holds its backlog only (None: no cap); the intake stream also has our
+    # own writers' MAXLEN ~, the events and dead letters only theirs.
+    streams: dict[str, int | None] = {name: None for name in _inputs(names)}
+    streams |= {names.events: s.events_maxlen, names.dead: s.dead_maxlen}
     lines = []
     stream_bound = stream_held = 0
     per_job_untrimmed = 0.0
@@ -214,11 +217,12 @@ def _measure(
         size = int(r.memory_usage(name, samples=0) or 0)
         per_entry = size / length if length else 0
         stream_held += size
-        stream_bound += int((maxlen + NODE_SLACK) * per_entry)
+        stream_bound += size if maxlen is None else int((maxlen + NODE_SLACK) * per_entry)
         entries_written = int(raw.xinfo_stream(name)["entries-added"])
         per_job_untrimmed += per_entry * entries_written / jobs
-        lines.append(f"  {name}: {length} entries (of {entries_written} written, maxlen "
-                     f"{maxlen}), {size / 1e6:.2f} MB, {per_entry:.0f} B/entry")
+        cap = "consumed trimmed" if maxlen is None else f"maxlen {maxlen}"
+        lines.append(f"  {name}: {length} entries (of {entries_written} written, {cap}), "
+                     f"{size / 1e6:.2f} MB, {per_entry:.0f} B/entry")
     key_bytes = 0.0
     for pattern in (names.job("soak-*"), names.idempotency("soak-*"), names.terminal("soak-*")):
         sample = []

@@ -87,6 +87,8 @@ class Settings(BaseSettings):
     # Test-only: requests named __crash__/__hang__ crash or hang the solver. Never in production.
     shiftstream_test_crash: bool = False
 
+    # MAXLEN ~ of our own writers to the public intake stream only; every hop's input is
+    # trimmed by its consumer instead (shared/streaming/retention.py), never capped.
     stream_maxlen: int = Field(default=100_000, ge=100)
     events_maxlen: int = Field(default=100_000, ge=100)
     dead_maxlen: int = Field(default=100_000, ge=100)

@@ -238,8 +238,9 @@ def test_side_work_off_the_happy_path_is_allowed(acl_server: AclServer) -> None:
 
 
 def test_retention_runs_under_its_users(acl_server: AclServer) -> None:
-    """Intake trims what it consumed of the intake stream, the notifier the outcomes it
-    published, triage the dead letters past their age: each with its own rights only."""
+    """Every service trims each stream it consumes of what its group acknowledged, keeping the
+    pending and the unread entries, and triage the dead letters past their age: each with its
+    own rights, and no right to trim another service's input."""
     import asyncio
 
     from services.triage.triage import trim_dead
@@ -248,25 +249,35 @@ def test_retention_runs_under_its_users(acl_server: AclServer) -> None:
 
     n = acl_server.names
     admin = acl_server.client("admin")
-    for service, stream in (("intake", n.intake), ("notifier", n.outcomes)):
-        _, group = n.groups[service]
-        with contextlib.suppress(redis.ResponseError):
-            admin.xgroup_create(stream, group, id="0", mkstream=True)
-        admin.xadd(stream, {"a": "1"})
+    inputs = {service: n.inputs(service) for service in n.groups}
+    assert [len(v) for v in inputs.values()] == [1, 3, 3, 1, 1]
+    for service, streams in inputs.items():
         c = acl_server.client(service)
-        for _, entries in c.xreadgroup(group, "c1", {stream: ">"}) or []:
-            c.xack(stream, group, *[i for i, _ in entries])
+        for stream, group in streams:
+            admin.delete(stream)  # what earlier tests left there
+            admin.xgroup_create(stream, group, id="0", mkstream=True)
+            ids = [admin.xadd(stream, {"a": str(i)}) for i in range(4)]
+            [(_, read)] = c.xreadgroup(group, "c1", {stream: ">"}, count=3)
+            c.xack(stream, group, read[0][0], read[2][0])  # the second stays pending
 
-        async def trim(user: str = service, stream: str = stream, group: str = group) -> int:
-            client = async_client(Settings(redis_url=acl_server.url(user)))
-            try:
-                return await trim_consumed(client, stream, group)
-            finally:
-                await client.aclose()
+            async def trim(user: str = service, stream: str = stream, group: str = group) -> int:
+                client = async_client(Settings(redis_url=acl_server.url(user)))
+                try:
+                    return await trim_consumed(client, stream, group)
+                finally:
+                    await client.aclose()
 
-        asyncio.run(trim())
-        assert admin.xlen(stream) == 0, service
-        assert refused(c, "XTRIM", n.jobs, "MAXLEN", "0"), service
+            assert asyncio.run(trim()) == 1, (service, stream)
+            # The pending entry and everything after it (acknowledged or not yet read) stay.
+            assert [i for i, _ in admin.xrange(stream)] == ids[1:], (service, stream)
+            c.xack(stream, group, read[1][0])
+            c.xreadgroup(group, "c1", {stream: ">"})  # the last one, now pending
+            assert asyncio.run(trim()) == 2, (service, stream)
+            assert [i for i, _ in admin.xrange(stream)] == ids[3:], (service, stream)
+        others = [s for other, v in inputs.items() if other != service for s, _ in v]
+        for stream in others:
+            assert refused(c, "XTRIM", stream, "MAXLEN", "0"), (service, stream)
+        assert refused(c, "XTRIM", n.events, "MAXLEN", "0"), service
     admin.xadd(n.dead, {"a": "1"})
 
     async def dead_trimmed() -> int:
@@ -279,7 +290,6 @@ def test_retention_runs_under_its_users(acl_server: AclServer) -> None:
     assert asyncio.run(dead_trimmed()) >= 1
     assert admin.xlen(n.dead) == 0
     triage = acl_server.client("triage")
-    assert refused(triage, "XTRIM", n.failures, "MAXLEN", "0")
     assert refused(triage, "XRANGE", n.dead, "-", "+")
 
 
@@ -333,12 +343,12 @@ def test_scripts_run_under_their_users(acl_server: AclServer) -> None:
     triage.zadd(n.schedule, {"member": 0})
     promote = triage.register_script(PROMOTE_DUE)
     assert promote(
-        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10", "1000"]
+        keys=[n.scheduled, n.schedule, n.jobs], args=[str(int(time.time() * 1000)), "10"]
     )
     # Every priority's schedule into its stream (shared/jobs/schedule.py).
     triage.zadd(n.schedule_for("high"), {"urgent": 0})
     pairs = [k for p in READ_ORDER for k in (n.schedule_for(p), n.jobs_for(p))]
-    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10", "1000"])
+    assert promote(keys=[n.scheduled, *pairs], args=[str(int(time.time() * 1000)), "10"])
     # The priority read (shared/streaming/priority_read.lua) under the solver and the fallback.
     for user, stream, group in (("solver", n.jobs, "solver"), ("fallback", n.fallback, "fallback")):
         client = acl_server.client(user)
@@ -390,6 +400,7 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
     n = acl_server.names
     # The bridge follows BullMQ's default prefix, which the ACL file grants.
     env = {**FAST_ENV, "SHIFTSTREAM_PREFIX": acl_server.prefix, "BULLMQ_QUEUES": "workforce-solver"}
+    env["TRIM_INTERVAL_SECONDS"] = "0.3"  # each service trims its inputs under its own user
     supervisors = [
         Supervisor(
             service_env(acl_server.url(s), env),
@@ -427,6 +438,11 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
             jsonschema.validate(event, schema)
         assert terminal["type"] == "solver.completed", (terminal, logs(tmp_path))
         assert seen[0]["type"] == "solver.accepted"
+        admin = acl_server.client("admin")
+        deadline = time.monotonic() + 30
+        while any(admin.xlen(s) for s in (n.intake, n.jobs, n.outcomes)):
+            assert time.monotonic() < deadline, f"inputs not trimmed\n{logs(tmp_path)}"
+            time.sleep(0.1)
         # Liveness probe under the service's own user sees its consumers reading.
         for service in SERVICES:
             probe = subprocess.run(
@@ -453,6 +469,7 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
             )  # fmt: skip
             assert probe.returncode == 0, (user, probe.stdout, probe.stderr)
         assert "NOPERM" not in logs(tmp_path), logs(tmp_path)
+        assert "trimming" not in logs(tmp_path), logs(tmp_path)  # none failed
     finally:
         for sup in supervisors:
             sup.stop()

@@ -1,7 +1,8 @@
-"""Bounded memory: the intake stream is trimmed behind the group, every side key expires."""
+"""Bounded memory: every hop's input is trimmed behind its group, every side key expires."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -55,6 +56,56 @@ def test_outcomes_are_removed_once_published(make_stack: StackFactory) -> None:
         lambda: stack.redis.xlen(stack.names.outcomes) == 0, timeout=20, what="outcomes trim"
     )
     assert all(stack.terminal(j)[0]["type"] == "solver.completed" for j in jobs)
+
+
+def test_every_hop_input_keeps_only_its_backlog(make_stack: StackFactory) -> None:
+    """Each service removes what its group consumed from every stream it reads: the solver's
+    three priority streams, the fallback's (a crashed C solve goes there), triage's failures
+    (an invalid request goes there) and the rest; none is capped by a MAXLEN that could cut
+    unread jobs."""
+    stack = make_stack(
+        env={
+            "TRIM_INTERVAL_SECONDS": "0.3",
+            "SHIFTSTREAM_TEST_CRASH": "1",
+            "SOLVER_WATCHDOG_GRACE_SECONDS": "1",
+        }
+    )
+    crash = json.loads(request_json(time_limit=1.0))
+    crash["name"] = "__crash__ please"
+    jobs = [
+        stack.submit(request_json(seed=i, implementation="greedy"), priority=p)
+        for i, p in enumerate(("high", "normal", "low"))
+    ]
+    jobs += [stack.submit("not json"), stack.submit(json.dumps(crash))]
+    done = stack.wait_terminal(*jobs)
+    assert done[jobs[3]]["error_class"] == "invalid"
+    assert done[jobs[4]]["solver_used"] == "greedy"
+    inputs = [s for service in stack.names.groups for s, _ in stack.names.inputs(service)]
+    assert len(inputs) == 9
+
+    def left() -> dict[str, int]:
+        return {s: n for s in inputs if (n := int(stack.redis.xlen(s)))}
+
+    stack.wait_for(lambda: not left(), timeout=30, what="every input trimmed")
+    assert all(stack.pending(service) == 0 for service in stack.names.groups)
+
+
+def test_a_backlog_past_stream_maxlen_is_kept(make_stack: StackFactory) -> None:
+    """No internal stream is capped: 300 jobs queued for a solver that is not running, with
+    STREAM_MAXLEN 100, all wait in `solver.jobs` (MAXLEN ~ 100 used to cut them unread).
+    `bench/soak.py --stream-maxlen 100` shows such a backlog solved to the last job."""
+    stack = make_stack(
+        env={"STREAM_MAXLEN": "100", "TRIM_INTERVAL_SECONDS": "0.3"}, scale={"solver": 0}
+    )
+    body = request_json(implementation="greedy", time_limit=0.3)
+    with stack.redis.pipeline(transaction=False) as pipe:
+        for i in range(300):
+            pipe.xadd(stack.names.intake, {"type": "solve", "job_id": f"b-{i}", "payload": body})
+        pipe.execute()
+    stack.wait_for(
+        lambda: stack.redis.xlen(stack.names.intake) == 0, timeout=60, what="intake consumed"
+    )
+    assert stack.redis.xlen(stack.names.jobs) == 300
 
 
 def test_every_side_key_expires(make_stack: StackFactory) -> None:

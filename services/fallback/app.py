@@ -15,7 +15,7 @@ settings, names = service.settings, service.names
 stream, group = names.groups["fallback"]
 runner = SolveRunner(service, "fallback", stream, group)
 handler = FallbackHandler(service, runner, Reports(service, "fallback"))
-to_triage = ToTriage("fallback", names.failures, settings.stream_maxlen)
+to_triage = ToTriage("fallback", names.failures)
 service.entry_hop(
     stream,
     group,

@@ -9,16 +9,14 @@ from shared.jobs.messages import IntakeEntry
 from shared.jobs.poison import ToTriage
 from shared.streaming.broker import build_service
 from shared.streaming.hop import Poison
-from shared.streaming.retention import Trimmer
 
 service = build_service("intake")
 settings, names = service.settings, service.names
 intake = Intake(service)
 stream, group = names.groups["intake"]
 watch = StreamWatch(service.redis, names, group)
-trimmer = Trimmer(service.redis, stream, group, settings.trim_interval_seconds, also=watch)
-service.app.after_startup(trimmer.start)
-service.app.on_shutdown(trimmer.stop)
+# The broker trims the intake stream of what the group consumed; the watch counts after it.
+service.after_trim = watch
 service.batched_hop(
     stream,
     group,
@@ -29,7 +27,7 @@ service.batched_hop(
     max_batch=settings.batch_max_records,
     poison=Poison(
         settings.max_deliveries,
-        ToTriage("intake", names.failures, settings.stream_maxlen, describe=poison_failure),
+        ToTriage("intake", names.failures, describe=poison_failure),
     ),
 )
 

@@ -93,7 +93,7 @@ class Intake:
         self.s = svc.settings
         self.names = svc.names
         self.records = JobRecords(svc.redis, svc.names, svc.settings)
-        self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
+        self.schedule = Schedule(svc.redis, svc.names)
 
     async def handle_batch(self, batch: list[Delivery[IntakeEntry]]) -> None:
         """Decide every entry, then send all the batch's writes in one pipeline.

@@ -7,7 +7,6 @@ from shared.jobs.messages import Outcome
 from shared.jobs.poison import DeadLetterOnly
 from shared.streaming.broker import build_service
 from shared.streaming.hop import Poison
-from shared.streaming.retention import Trimmer
 
 service = build_service("notifier")
 settings, names = service.settings, service.names
@@ -15,10 +14,8 @@ notifier = Notifier(service)
 # Nothing after the notifier could tell the client: a poisoned outcome is kept for operators.
 park = DeadLetterOnly("notifier", names.dead, settings.dead_maxlen)
 stream, group = names.groups["notifier"]
-# An outcome is done with once its event is out: the result is kept once, in `solver-events`.
-trimmer = Trimmer(service.redis, stream, group, settings.trim_interval_seconds)
-service.app.after_startup(trimmer.start)
-service.app.on_shutdown(trimmer.stop)
+# An outcome is done with once its event is out (the broker trims it from `solver.outcomes`):
+# the result is kept once, in `solver-events`.
 service.batched_hop(
     stream,
     group,

@@ -17,7 +17,7 @@ runner = SolveRunner(service, "solver", stream, group)
 if settings.solver_isolation == "process":
     service.app.on_startup(runner.warm_up)
 hop = SolverHop(service, runner, Reports(service, "solver"))
-to_triage = ToTriage("solver", names.failures, settings.stream_maxlen)
+to_triage = ToTriage("solver", names.failures)
 service.batched_hop(
     stream,
     group,

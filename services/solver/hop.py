@@ -101,7 +101,7 @@ class SolverHop:
                     else:
                         # Back to its own priority's stream, keeping its wait for the aging.
                         since = int(job.submitted_at * 1000)
-                        await requeue(pipe, d.stream or self.stream, d, self.s.stream_maxlen, since)
+                        await requeue(pipe, d.stream or self.stream, d, since)
                     continue
                 with entry_scope(self.stream, d, job.job_id, job.attempt):
                     await self._quick(job, request, cancelled, pipe, ahead.get(i))

@@ -34,7 +34,7 @@ class Triage:
         self.s = svc.settings
         self.names = svc.names
         self.records = JobRecords(svc.redis, svc.names, svc.settings)
-        self.schedule = Schedule(svc.redis, svc.names, svc.settings.stream_maxlen)
+        self.schedule = Schedule(svc.redis, svc.names)
         self._promoter: asyncio.Task[None] | None = None
         self._trimmer: asyncio.Task[None] | None = None
         svc.app.after_startup(self.start_promoter)

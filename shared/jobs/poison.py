@@ -48,8 +48,7 @@ class ToTriage:
 
     Parameters:
         stage: the hop's name, written into the failure's reason and stage.
-        failures: the failures stream triage reads.
-        maxlen: its MAXLEN ~ bound.
+        failures: the failures stream triage reads (no MAXLEN: triage trims what it consumed).
         describe: builds the failure record from the entry; by default `job_failure`, for hops
             whose entries are jobs (the intake passes its own: its entries are raw requests).
     """
@@ -58,16 +57,14 @@ class ToTriage:
         self,
         stage: str,
         failures: str,
-        maxlen: int,
         describe: Callable[[str, Delivery[Any]], FailureRecord] = job_failure,
     ) -> None:
         self.stage = stage
         self.failures = failures
-        self.maxlen = maxlen
         self.describe = describe
 
     async def __call__(self, delivery: Delivery[Any], pipe: Any) -> None:
-        await send(pipe, self.failures, self.describe(self.stage, delivery), self.maxlen)
+        await send(pipe, self.failures, self.describe(self.stage, delivery))
 
 
 class DeadLetterOnly:

@@ -3,7 +3,8 @@
 -- then pairs, one per priority, highest first: KEYS[2i] schedule sorted set (score = due time
 -- in ms, member = encoded stream entry, or `ref:<job id>` for a `not_before` job whose entry is
 -- in KEYS[1]), KEYS[2i+1] that priority's jobs stream
--- ARGV[1] now in ms, ARGV[2] batch size (over all pairs), ARGV[3] stream maxlen (approximate)
+-- ARGV[1] now in ms, ARGV[2] batch size (over all pairs). No MAXLEN: the solver trims what it
+-- consumed from its streams, and a cap would cut jobs it has not read.
 -- Several triage replicas may run this at once: a member is read and removed inside one
 -- script, so exactly one of them forwards it. A `ref:` whose entry is gone was cancelled.
 local left = tonumber(ARGV[2])
@@ -19,7 +20,7 @@ for i = 2, #KEYS, 2 do
       redis.call('HDEL', KEYS[1], id)
     end
     if entry then
-      redis.call('XADD', KEYS[i + 1], 'MAXLEN', '~', ARGV[3], '*', '__data__', entry)
+      redis.call('XADD', KEYS[i + 1], '*', '__data__', entry)
     end
     redis.call('ZREM', KEYS[i], member)
   end

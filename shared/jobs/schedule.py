@@ -23,10 +23,9 @@ REF = "ref:"
 
 
 class Schedule:
-    def __init__(self, redis: AsyncRedis, names: Names, maxlen: int) -> None:
+    def __init__(self, redis: AsyncRedis, names: Names) -> None:
         self.redis = redis
         self.names = names
-        self.maxlen = maxlen
         self._promote = redis.register_script(script(__file__, "promote_due"))
 
     async def add(self, job: Job, due: float, pipe: Any = None) -> None:
@@ -79,7 +78,7 @@ class Schedule:
 
     async def promote_due(self, batch: int = 100) -> int:
         moved = await self._promote(
-            keys=self.keys, args=[int(time.time() * 1000), batch, self.maxlen]
+            keys=self.keys, args=[int(time.time() * 1000), batch]
         )
         return int(moved)
 

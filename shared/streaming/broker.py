@@ -5,7 +5,9 @@ them: groups are created at id 0 before any subscriber starts, each hop gets rea
 reclaimer, the poison rule runs before any handler, a batch is acked only after its handler
 returned, and the app shuts down gracefully. A prioritized hop (`solver.jobs`,
 `solver.fallback`: one stream per priority) gets the same on each of its streams, its readers
-reading highest priority first (shared/streaming/priority.py).
+reading highest priority first (shared/streaming/priority.py). What a hop's group has consumed
+is trimmed from each of its input streams every `TRIM_INTERVAL_SECONDS`
+(shared/streaming/retention.py), by the service that consumes them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,7 @@ from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
 from shared.streaming.priority import PriorityRead, read_by_priority
+from shared.streaming.retention import Trimmer
 from shared.text import text
 
 log = logging.getLogger("shiftstream")
@@ -67,7 +70,10 @@ class Service:
     redis: AsyncRedis
     app: FastStream
     metrics: Metrics
+    # More work of the trim period, run after each trim (the intake's stream watch).
+    after_trim: Callable[[], Awaitable[object]] | None = None
     _groups: list[tuple[str, str]] = field(default_factory=list)
+    _trimmer: Trimmer | None = None
 
     def entry_hop(
         self,
@@ -212,18 +218,30 @@ class Service:
                         warned = True
                     await asyncio.sleep(PRIMARY_RETRY_SECONDS)
 
+    async def start_trimming(self) -> None:
+        """Trim every hop's inputs of what its group consumed (none are capped by MAXLEN)."""
+        self._trimmer = Trimmer(
+            self.redis, self._groups, self.settings.trim_interval_seconds, also=self.after_trim
+        )
+        await self._trimmer.start()
+
+    async def stop_trimming(self) -> None:
+        if self._trimmer is not None:
+            await self._trimmer.stop()
+
     async def publish(
         self, model: Any, stream: str, *, maxlen: int | None = None, pipeline: Any = None
     ) -> None:
         """Publish inside a handler so the next hop's span is a child of this one.
 
         With `pipeline` the XADD is only queued: a batch sends all its writes in one round trip.
+        `maxlen` only for a stream no group consumes (the dead letters): a hop's input is
+        trimmed by its consumer, and a MAXLEN there would cut entries not yet read.
         """
-        limit = maxlen or self.settings.stream_maxlen
         if pipeline is not None:
-            await send(pipeline, stream, model, limit)
+            await send(pipeline, stream, model, maxlen)
         else:
-            await self.broker.publish(model, stream=stream, maxlen=limit)
+            await self.broker.publish(model, stream=stream, maxlen=maxlen)
 
 
 def _batch_reader(
@@ -298,6 +316,8 @@ def build_service(name: str, settings: Settings | None = None) -> Service:
     )
     # Before the broker starts its subscribers, so FastStream's own `$` creation never wins.
     app.on_startup(svc.create_groups)
+    app.after_startup(svc.start_trimming)
+    app.on_shutdown(svc.stop_trimming)
 
     async def _close() -> None:
         await client.aclose()

@@ -97,18 +97,20 @@ class Poison:
             await pipe.execute()
 
 
-async def send(pipe: Any, stream: str, model: BaseModel, maxlen: int) -> None:
+async def send(pipe: Any, stream: str, model: BaseModel, maxlen: int | None = None) -> None:
     """Queue `model` for `stream` in `pipe`.
 
     What `broker.publish` writes, without its per-message middleware (two spans per
-    publish): in a batch the entry's own span is the next hop's parent.
+    publish): in a batch the entry's own span is the next hop's parent. `maxlen` (`~`) only
+    for a stream no group consumes: a hop's input is trimmed by its consumer of what it
+    consumed (shared/streaming/retention.py), and a cap would cut its unread backlog.
     """
     data = await encode_entry(model)
-    pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=True)
+    pipe.xadd(stream, {bDATA_KEY: data}, maxlen=maxlen, approximate=maxlen is not None)
 
 
 async def requeue(
-    pipe: Any, stream: str, delivery: Delivery[Any], maxlen: int, since_ms: int | None = None
+    pipe: Any, stream: str, delivery: Delivery[Any], since_ms: int | None = None
 ) -> None:
     """Queue a copy of the entry at the tail of `stream`, with its producer's headers.
 
@@ -120,7 +122,7 @@ async def requeue(
     fields: dict[Any, Any] = {bDATA_KEY: data}
     if since_ms is not None:
         fields["since"] = str(since_ms)
-    pipe.xadd(stream, fields, maxlen=maxlen, approximate=True)
+    pipe.xadd(stream, fields)
 
 
 @contextlib.asynccontextmanager

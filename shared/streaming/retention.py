@@ -4,9 +4,12 @@ A foreign producer may XADD without MAXLEN, and a MAXLEN of ours could drop entr
 has not read yet (a backlog is not garbage). So only what the group has consumed is cut, every
 `TRIM_INTERVAL_SECONDS`, exactly (not `~`, which keeps whole macro nodes: a few rejected
 20 MiB requests would stay): everything before the oldest pending entry or, with nothing
-pending, up to and including the last delivered one. Used on the public intake stream (by the
-intake) and on `solver.outcomes` (by the notifier, once the events are published): the memory
-those streams hold is their backlog, not their history (docs/services.md, "Memory").
+pending, up to and including the last delivered one. Every hop's input streams are trimmed so
+by the service that consumes them (shared/streaming/broker.py starts one `Trimmer` per
+service): the public intake stream, `solver.jobs` and `solver.fallback` (each with its high and
+low streams), `solver.failures` and `solver.outcomes` (once the events are published). The
+memory those streams hold is their backlog, not their history, and no writer caps them with
+MAXLEN, which would cut unread entries (docs/services.md, "Memory"; decision 0015).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from shared.connection.factory import AsyncRedis
 from shared.text import text
@@ -50,12 +53,14 @@ async def trim_consumed(redis: AsyncRedis, stream: str, group: str) -> int:
 
 
 class Trimmer:
-    """A background task running `trim_consumed` (then `also`, the intake's stream watch,
-    which counts best on a stream holding nothing consumed) every `interval` seconds.
+    """A background task running `trim_consumed` on each of a service's inputs (then `also`,
+    the intake's stream watch, which counts best on a stream holding nothing consumed) every
+    `interval` seconds.
 
     Parameters:
         redis: the service's client.
-        stream, group: the stream and the one group that consumes it.
+        inputs: (stream, group) of every stream the service consumes, each read by that one
+            group.
         interval: `TRIM_INTERVAL_SECONDS`.
         also: more work of the same period, run after each trim.
     """
@@ -63,17 +68,21 @@ class Trimmer:
     def __init__(
         self,
         redis: AsyncRedis,
-        stream: str,
-        group: str,
+        inputs: Sequence[tuple[str, str]],
         interval: float,
         also: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
-        self.redis, self.stream, self.group = redis, stream, group
+        self.redis, self.inputs = redis, tuple(inputs)
         self.interval, self.also = interval, also
         self._task: asyncio.Task[None] | None = None
 
     async def trim(self) -> int:
-        trimmed = await trim_consumed(self.redis, self.stream, self.group)
+        trimmed = 0
+        for stream, group in self.inputs:
+            try:
+                trimmed += await trim_consumed(self.redis, stream, group)
+            except Exception:  # retried next interval (idempotent); the others still go
+                log.warning("trimming %s failed", stream, exc_info=True)
         if self.also is not None:
             await self.also()
         return trimmed
@@ -82,11 +91,13 @@ class Trimmer:
         while True:
             try:
                 await self.trim()
-            except Exception:  # retried next interval; trimming is idempotent
-                log.warning("trimming %s failed", self.stream, exc_info=True)
+            except Exception:  # retried next interval
+                log.warning("the work after trimming failed", exc_info=True)
             await asyncio.sleep(self.interval)
 
     async def start(self) -> None:
+        if not self.inputs and self.also is None:
+            return
         self._task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
