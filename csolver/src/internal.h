@@ -121,6 +121,17 @@ typedef struct {
  * (gr_score_unchecked) never sees it. 2^28 fits the int32 cell cache with room for requests. */
 #define GR_PIN_COST ((int64_t)1 << 28)
 
+/* Greatest common divisor: both row DPs count minutes in units of the shift lengths' gcd. */
+static inline int32_t gr_gcd32(int32_t a, int32_t b)
+{
+    while (b) {
+        int32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static inline int gr_pinned(const gr_problem *p, int64_t c)
 {
     return p->pin && p->pin[c] != GR_FREE;

@@ -105,16 +105,6 @@ void gr_dp_free(gr_dp *dp)
     memset(dp, 0, sizeof *dp);
 }
 
-static int32_t gcd32(int32_t a, int32_t b)
-{
-    while (b) {
-        int32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 static int sortkey_cmp(const void *x, const void *y)
 {
     const sortkey *a = x, *b = y;
@@ -1353,7 +1343,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     int32_t g = 0, maxlen = 0;
     for (int32_t s = 0; s < S; s++)
         if (ms[s] > 0) {
-            g = gcd32(g, p->length[s]);
+            g = gr_gcd32(g, p->length[s]);
             if (p->length[s] > maxlen)
                 maxlen = p->length[s];
         }

@@ -29,16 +29,6 @@
 #define DP_MAX_STATES (1 << 21) /* per day; beyond this the move is simply not offered */
 #define DP_MAX_TOTAL (1 << 25)
 
-static int32_t gcd32(int32_t a, int32_t b)
-{
-    while (b) {
-        int32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 void gr_tdp_free(gr_tdp *dp)
 {
     free(dp->cost_a);
@@ -123,7 +113,7 @@ static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t
     int32_t g = 0, maxlen = 0;
     for (int32_t s = 0; s < S; s++)
         if (p->max_shifts[(int64_t)e * S + s] > 0) {
-            g = gcd32(g, p->length[s]);
+            g = gr_gcd32(g, p->length[s]);
             if (p->length[s] > maxlen)
                 maxlen = p->length[s];
         }
