@@ -8,9 +8,9 @@ three sentinels (`redis-server sentinel.conf --sentinel`) on free ports.
   the held events appear once a replica holds what they stand on.
 - Clients: a submission with `REDIS_WAIT_REPLICAS` returns only once a replica holds it, and says
   so plainly when none does.
-- A prioritized hop's reader (shared/streaming/priority.py) that loses its primary reads from the
-  promoted replica without failing its read (a failed read costs FastStream's 5 s wait), and a
-  service starting while there is no primary waits for one instead of exiting.
+- Every hop's reader (shared/streaming/reconnect.py), prioritized or not, that loses its primary
+  reads from the promoted replica without failing its read (a failed read costs FastStream's 5 s
+  wait), and a service starting while there is no primary waits for one instead of exiting.
 
 The chaos run does the same twice with a thousand jobs and lossy failovers (bench/chaos.py
 `--failovers`; tests/test_chaos.py runs it at CI size).
@@ -19,7 +19,8 @@ The chaos run does the same twice with a thousand jobs and lossy failovers (benc
 from __future__ import annotations
 
 import asyncio
-import threading
+import collections
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,15 +28,16 @@ from typing import Any, TypeVar
 
 import pytest
 import redis
+from faststream.redis.message import bDATA_KEY
+from pydantic import BaseModel
 
 from shared.cli.topology import SentinelSet, pause, resume
 from shared.connection.durable import NotReplicated
-from shared.connection.factory import async_client
 from shared.jobs.client import Client
-from shared.names import READ_ORDER
 from shared.settings import Settings
-from shared.streaming.broker import build_service, ensure_group
-from shared.streaming.priority import PriorityRead, read_by_priority
+from shared.streaming.broker import build_service
+from shared.streaming.codec import encode_entry
+from shared.streaming.hop import Delivery, Poison
 from tests.conftest import Stack, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
@@ -88,11 +90,22 @@ def test_a_failover_mid_run_every_job_ends_once_without_restarts(
         for i in range(10)
     ]
 
+    # Through triage too: refused, its failure goes intake -> triage -> notifier.
+    refused = retrying(lambda: stack.submit('{"version": 99}'))
+
     jobs = [long_job, *quick, *after]
-    found = stack.wait_terminal(*jobs, timeout=90)
-    assert all(e["type"] == "solver.completed" for e in found.values()), found
+    found = stack.wait_terminal(*jobs, refused, timeout=90)
+    assert all(found[j]["type"] == "solver.completed" for j in jobs), found
+    assert found[refused]["error_class"] == "invalid"
     time.sleep(1.0)  # room for a wrong second terminal event
-    assert all(len(stack.terminal(j)) == 1 for j in jobs)
+    assert all(len(stack.terminal(j)) == 1 for j in [*jobs, refused])
+    # No service's read failed into FastStream's 5 s wait: each rode out the promotion.
+    assert stack.supervisor.log_dir is not None
+    failed_reads = {
+        log.name: log.read_text(errors="replace").count("Message fetch error")
+        for log in stack.supervisor.log_dir.glob("*.log")
+    }
+    assert not any(failed_reads.values()), failed_reads
     for service in stack.names.groups:
         stack.wait_for(lambda s=service: stack.pending(s) == 0, what=f"{service} pending 0")
     # Nobody restarted anything: the same processes followed the promotion.
@@ -149,50 +162,92 @@ def test_a_submission_returns_once_a_replica_holds_it(
         resume(replica)
 
 
-class _Subscriber:
-    """What `read_by_priority` needs of a FastStream subscriber: its client."""
-
-    _xreadgroup: Callable[..., Any]
-
-    def __init__(self, client: object) -> None:
-        self._client = client
+class Ping(BaseModel):
+    n: str
 
 
-def test_a_prioritized_reader_follows_a_promotion_without_a_failed_read(
+class FetchErrors(logging.Handler):
+    """Counts FastStream's "Message fetch error": a read that raised, and the 5 s wait after it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "Message fetch error" in record.getMessage():
+            self.seen.append(record.getMessage())
+
+
+def test_every_hop_reads_through_a_failover_without_a_failed_read(
     sentinel_set: SentinelSet,
 ) -> None:
-    settings = Settings(**{k.lower(): v for k, v in sentinel_set.env().items()})
-    streams = [f"prio:{p}" for p in READ_ORDER]
+    """Each kind of hop the services build (batched: intake, notifier, solver; one entry at a
+    time: triage, fallback; prioritized or not) reads an entry written after a promotion, and
+    none of their reads, nor their reclaimers', fails into FastStream's 5 s wait meanwhile."""
+    settings = Settings(
+        **{k.lower(): v for k, v in sentinel_set.env().items()},
+        shiftstream_prefix="fo:",
+        # Only the readers can deliver below: what they read, they read after the failover.
+        reclaim_idle_ms=600_000,
+        reclaim_poll_ms=100,
+    )
+    svc = build_service("failover", settings)
+    errors = FetchErrors()
+    logging.getLogger("shiftstream.failover").addHandler(errors)
+    got: dict[str, list[str]] = collections.defaultdict(list)
 
-    async def run() -> list[bytes]:
-        client = async_client(settings)
-        for stream in streams:
-            await ensure_group(client, stream, "g")
-        sub = _Subscriber(client)
-        read_by_priority(sub, PriorityRead(client, streams, "g", 1000), "c")
-        assert await sub._xreadgroup(count=10, block=10) == ()  # connected, nothing waits
+    def record(hop: str) -> Callable[..., Any]:
+        async def batch(deliveries: list[Delivery[Ping]]) -> None:
+            got[hop] += [d.body.n for d in deliveries]
 
-        old = sentinel_set.kill_primary()
-        written = threading.Event()
+        return batch
 
-        def write_after_promotion() -> None:
-            new = sentinel_set.wait_promotion(old.port)
+    async def nothing(delivery: Delivery[Any], pipe: Any) -> None:
+        return None
+
+    poison = Poison(5, nothing)
+    n = svc.names
+    hops = {  # hop -> the stream an entry is written to
+        "batched": "fo:plain-batched",
+        "entry": "fo:plain-entry",
+        "prioritized batched": n.jobs_for("high"),
+        "prioritized entry": n.prioritized(n.fallback)[0],
+    }
+    svc.batched_hop(hops["batched"], "g", Ping, record("batched"), poison=poison)
+    entry_batch = record("entry")
+    svc.entry_hop(hops["entry"], "g", Ping, lambda d: entry_batch([d]), poison=poison)
+    svc.batched_hop(n.jobs, "g", Ping, record("prioritized batched"), poison=poison)
+    prio_batch = record("prioritized entry")
+    svc.entry_hop(n.fallback, "g", Ping, lambda d: prio_batch([d]), poison=poison)
+
+    async def wait_for(label: str) -> None:
+        while any(label not in got[hop] for hop in hops):
+            await asyncio.sleep(0.05)
+
+    async def run() -> None:
+        await svc.create_groups()
+        await svc.broker.start()
+        try:
+            with sentinel_set.primary().client(socket_timeout=5) as direct:
+                for stream in hops.values():
+                    direct.xadd(stream, {bDATA_KEY: await encode_entry(Ping(n="before"))})
+            await asyncio.wait_for(wait_for("before"), 30)
+            old = sentinel_set.kill_primary()
+            new = await asyncio.to_thread(sentinel_set.wait_promotion, old.port)
             with new.client(socket_timeout=5) as direct:
-                direct.xadd(streams[1], {"n": "after"})
-            written.set()
+                for stream in hops.values():
+                    direct.xadd(stream, {bDATA_KEY: await encode_entry(Ping(n="after"))})
+            await asyncio.wait_for(wait_for("after"), 30)
+        finally:
+            await svc.broker.stop()
+            await svc.redis.aclose()
 
-        threading.Thread(target=write_after_promotion, daemon=True).start()
-        got: list[bytes] = []
-        # Every read returns (none raises) while the sentinels promote the replica.
-        while not got:
-            for _, entries in await sub._xreadgroup(count=10, block=100):
-                got += [fields[b"n"] for _, fields in entries]
-            if written.is_set() and not got:
-                await asyncio.sleep(0.05)
-        await client.aclose()
-        return got
-
-    assert asyncio.run(asyncio.wait_for(run(), timeout=60)) == [b"after"]
+    try:
+        asyncio.run(run())
+    finally:
+        logging.getLogger("shiftstream.failover").removeHandler(errors)
+    assert {hop: got[hop] for hop in hops} == {hop: ["before", "after"] for hop in hops}
+    assert errors.seen == []
 
 
 def test_a_service_started_without_a_primary_waits_for_the_promotion(

@@ -3,11 +3,12 @@
 The delivery rules (docs/design.md §4) are applied in one place so that no service can forget
 them: groups are created at id 0 before any subscriber starts, each hop gets readers *and* a
 reclaimer, the poison rule runs before any handler, a batch is acked only after its handler
-returned, and the app shuts down gracefully. A prioritized hop (`solver.jobs`,
-`solver.fallback`: one stream per priority) gets the same on each of its streams, its readers
-reading highest priority first (shared/streaming/priority.py). What a hop's group has consumed
-is trimmed from each of its input streams every `TRIM_INTERVAL_SECONDS`
-(shared/streaming/retention.py), by the service that consumes them.
+returned, every read rides out a lost primary without FastStream's 5 s wait
+(shared/streaming/reconnect.py), and the app shuts down gracefully. A prioritized hop
+(`solver.jobs`, `solver.fallback`: one stream per priority) gets the same on each of its
+streams, its readers reading highest priority first (shared/streaming/priority.py). What a
+hop's group has consumed is trimmed from each of its input streams every
+`TRIM_INTERVAL_SECONDS` (shared/streaming/retention.py), by the service that consumes them.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from shared.observability.telemetry import tracer_provider
 from shared.settings import Settings, settings_error
 from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
+from shared.streaming.faststream_reads import read_through
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
 from shared.streaming.priority import PriorityRead, read_by_priority
+from shared.streaming.reconnect import reconnecting
 from shared.streaming.retention import Trimmer
 from shared.text import text
 
@@ -98,9 +101,8 @@ class Service:
         base = self.settings.consumer_name
         for i in range(readers):
             consumer = f"{base}-{i}"
-            sub = self.broker.subscriber(
-                stream=StreamSub(stream, group=group, consumer=consumer, max_records=1),
-                ack_policy=AckPolicy.REJECT_ON_ERROR,
+            sub = self._subscriber(
+                StreamSub(stream, group=group, consumer=consumer, max_records=1)
             )
             self._read_in_order(sub, streams, group, consumer)
             sub(_entry_reader(self.broker, model, handler, consumer))
@@ -133,13 +135,12 @@ class Service:
         parse_batch, decode_batch = batch_parser(entry_body), batch_decoder(model)
         for i in range(readers):
             consumer = f"{base}-{i}"
-            sub = broker.subscriber(
-                stream=StreamSub(
+            sub = self._subscriber(
+                StreamSub(
                     stream, group=group, consumer=consumer, batch=True, max_records=max_batch
                 ),
                 parser=parse_batch,
                 decoder=decode_batch,
-                ack_policy=AckPolicy.REJECT_ON_ERROR,
             )
             self._read_in_order(sub, streams, group, consumer)
             sub(_batch_reader(broker, model, handler, consumer))
@@ -186,8 +187,8 @@ class Service:
             await handler([delivery])
 
         on_reclaimed.__annotations__ = {"body": model, "return": None}
-        broker.subscriber(
-            stream=StreamSub(
+        self._subscriber(
+            StreamSub(
                 stream,
                 group=group,
                 consumer=consumer,
@@ -196,8 +197,17 @@ class Service:
                 polling_interval=self.settings.reclaim_poll_ms,
             ),
             parser=parser,
-            ack_policy=AckPolicy.REJECT_ON_ERROR,
         )(on_reclaimed)
+
+    def _subscriber(self, sub: StreamSub, **options: Any) -> Any:
+        """Every subscriber of every hop (readers and reclaimers) is built here, acked after its
+        handler returned, its reads riding out a lost primary (shared/streaming/reconnect.py)."""
+        subscriber = self.broker.subscriber(
+            stream=sub, ack_policy=AckPolicy.REJECT_ON_ERROR, **options
+        )
+        what = f"{sub.name} as {sub.consumer}"
+        read_through(subscriber, lambda read: reconnecting(read, what))
+        return subscriber
 
     async def create_groups(self) -> None:
         sentinel = self.settings.redis_mode == "sentinel"

@@ -15,40 +15,21 @@ batch carries the stream it came from, so the ack, the lease and a hand-back go 
 The reclaimers stay one per stream (shared/streaming/broker.py).
 
 FastStream reads a stream subscriber's batch through its `_xreadgroup`; replacing that one
-method on the subscriber keeps the rest of FastStream's loop (decoding, middlewares, the ack
-after the handler, the NOGROUP stop) as it is for every other hop.
-
-One thing differs: a read that loses its connection tries again every
-`RECONNECT_EVERY_SECONDS` for up to `RECONNECT_SECONDS` before it fails. FastStream waits 5 s
-after any failed read; when the primary dies while the solver (or the fallback) is busy in a
-batch, its next read fails only once the batch is done, and those 5 s then start late, after
-the sentinels may well have promoted the replica already. Each retry asks the sentinels afresh,
-so the reader follows the promotion within a retry.
+method on the subscriber (shared/streaming/faststream_reads.py, the one place that touches
+FastStream's insides) keeps the rest of FastStream's loop (decoding, middlewares, the ack after
+the handler, the NOGROUP stop) as it is for every other hop. A read that loses its primary is
+retried in the read path every hop shares (shared/streaming/reconnect.py), not here.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from redis.exceptions import AuthenticationError, AuthorizationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from shared.connection.factory import AsyncRedis
+from shared.streaming.faststream_reads import connection, replace_group_read
 from shared.streaming.lua import script
 from shared.text import text
-
-log = logging.getLogger("shiftstream")
-
-# Longer than a Sentinel promotion with a short down-after (4-5 s with 3000 ms): a reader that
-# lost its primary reads from the promoted one without FastStream's 5 s wait. A longer outage
-# ends in FastStream's own error handling (logged, 5 s, read again).
-RECONNECT_SECONDS = 15.0
-RECONNECT_EVERY_SECONDS = 0.2
 
 Entry = tuple[bytes, dict[bytes, bytes]]
 ReadResponse = tuple[tuple[bytes, tuple[Entry, ...]], ...]
@@ -100,20 +81,7 @@ def read_by_priority(subscriber: Any, reader: PriorityRead, consumer: str) -> No
     """Make the FastStream stream subscriber `subscriber` (a reader of the hop's group, named
     `consumer`) read through `reader`."""
 
-    async def xreadgroup(*, count: int | None, block: int | None, noack: bool = False) -> Any:
-        lost_at: float | None = None
-        while True:
-            try:
-                return await reader.read(subscriber._client, consumer, count or 1, block or 100)
-            except (AuthenticationError, AuthorizationError):
-                raise
-            except (RedisConnectionError, RedisTimeoutError) as err:
-                now = time.monotonic()
-                if lost_at is None:
-                    lost_at = now
-                    log.warning("reading %s lost Redis, trying again: %s", reader.streams[1], err)
-                if now - lost_at >= RECONNECT_SECONDS:
-                    raise
-                await asyncio.sleep(RECONNECT_EVERY_SECONDS)
+    async def read(*, count: int | None, block: int | None, noack: bool = False) -> Any:
+        return await reader.read(connection(subscriber), consumer, count or 1, block or 100)
 
-    subscriber._xreadgroup = xreadgroup
+    replace_group_read(subscriber, read)
