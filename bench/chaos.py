@@ -9,13 +9,15 @@
 Starts its own Redis (AOF on, in a temp dir) and the five services under the dev runner's
 supervisor (SHIFTSTREAM_TEST_CRASH=1, short time limits and idle times). A foreign producer
 (plain redis-py XADD of flat fields) submits valid jobs (greedy and generetic mixed, a fraction
-named `__crash__` so the C solver segfaults, a few `__hang__` for the watchdog) and malformed
+named `__crash__` so the C solver segfaults, a few `__hang__` for the watchdog; about 10 % of
+them `priority high` and 10 % `low`, the rest normal, mostly without the field) and malformed
 entries (random bytes, wrong types, missing fields, unknown `type`, oversize payloads,
 duplicate job ids), while a chaos thread SIGKILLs solver, fallback, triage and notifier
 processes at random (the supervisor restarts them) and restarts Redis twice (SIGTERM, start
 again on the same port and dir).
 
-At the end it prints and checks: every valid job exactly one terminal event, every invalid one
+At the end it prints and checks: every valid job exactly one terminal event (counted per
+priority, each accepted under the priority it was sent with), every invalid one
 exactly one `failed/invalid`, lost 0, duplicate terminal events 0, entries pending in any
 group 0; and prints redeliveries, retries, fallbacks, dead letters and Redis memory before and
 after. Exit status 1 on any violation.
@@ -84,6 +86,10 @@ BRIDGE_ENV = {
     "BULLMQ_MAX_STALLED_COUNT": "50",
 }
 TERMINAL = ("solver.completed", "solver.failed")
+HIGH_SHARE, LOW_SHARE = 0.10, 0.10
+# BullMQ priorities for ours under the bridge's default rules (BULLMQ_PRIORITY_HIGH_MAX 1,
+# BULLMQ_PRIORITY_LOW_MIN 10); a normal job has none or one in between.
+BULL_PRIORITY = {"high": (1,), "normal": (None, 5), "low": (20,)}
 MAX_JSON = 200_000
 # What the services must recover within after a promotion (issue #27).
 RECOVERY_BOUND_S = 15.0
@@ -119,6 +125,13 @@ class Plan:
     invalid: set[str] = field(default_factory=set)
     anonymous: int = 0  # entries without a usable job id: each one `anon-<entry id>` failure
     kinds: collections.Counter[str] = field(default_factory=collections.Counter)
+    # Each valid job's priority (high and low about 10 % each); `normal` ones mostly say nothing.
+    priority: dict[str, str] = field(default_factory=dict)
+
+
+def _priority(rng: random.Random) -> str:
+    roll = rng.random()
+    return "high" if roll < HIGH_SHARE else "low" if roll < HIGH_SHARE + LOW_SHARE else "normal"
 
 
 def _request(rng: random.Random, implementation: str, name: str | None) -> str:
@@ -156,6 +169,9 @@ def make_plan(n: int, rng: random.Random) -> Plan:
             else:
                 kind, payload = "greedy", _request(rng, "greedy", None)
             fields = {"type": "solve", "job_id": job_id, "payload": payload}
+            priority = plan.priority[job_id] = _priority(rng)
+            if priority != "normal" or rng.random() < 0.2:  # most normal jobs leave it out
+                fields["priority"] = priority
             plan.valid.add(job_id)
             plan.entries.append(fields)
             if rng.random() < 0.05:  # a duplicate submission of the same id, later on
@@ -346,7 +362,9 @@ class Chaos:
         time.sleep(1.0)  # room for a wrong second terminal event
         ends = retrying("events", self._terminal_events)
         stream = retrying("events", lambda: self.redis.xrange(self.names.events))
-        self.final_accepted = {f["job_id"] for _, f in stream if f.get("type") == "solver.accepted"}
+        accepted = [f for _, f in stream if f.get("type") == "solver.accepted"]
+        self.final_accepted = {f["job_id"] for f in accepted}
+        self.accepted_priority = {f["job_id"]: f.get("priority", "normal") for f in accepted}
         figures = self._figures(raw)
         bull = retrying("bullmq", lambda: self._bull_report(ends)) if self.bridge else None
         memory_after = int(retrying("info", lambda: self.redis.info("memory"))["used_memory"])
@@ -384,7 +402,7 @@ class Chaos:
                 self._sample_deliveries()
 
     def _sample_deliveries(self) -> None:
-        for stream, group in self.names.groups.values():
+        for stream, group in (i for s in self.names.groups for i in self.names.inputs(s)):
             try:
                 rows = self.redis.xpending_range(stream, group, min="-", max="+", count=1000)
             except redis.ResponseError:
@@ -441,8 +459,10 @@ class Chaos:
                     data = payload.decode("latin-1") if isinstance(payload, bytes) else payload
                     opts: dict[str, Any] = {"jobId": job_id, "attempts": 3,
                                             "backoff": {"type": "exponential", "delay": 500}}
-                    if self.rng.random() < 0.3:
-                        opts["priority"] = self.rng.choice((1, 5, 20))
+                    wanted = plan.priority.get(job_id, "normal")
+                    bull_priority = self.rng.choice(BULL_PRIORITY[wanted])
+                    if bull_priority is not None:
+                        opts["priority"] = bull_priority
                     if self.rng.random() < 0.1:
                         opts["delay"] = self.rng.randint(100, 1500)
                     await self._retrying_async(lambda d=data, o=opts: queue.add("solve", d, o))
@@ -598,44 +618,6 @@ class Chaos:
                 ends[f["job_id"]].append(f)
         return ends
 
-    def _pending(self) -> dict[str, int]:
-        out = {}
-        for service, (stream, group) in self.names.groups.items():
-            try:
-                out[service] = int(self.redis.xpending(stream, group)["pending"])
-            except redis.ResponseError:
-                out[service] = 0
-        return out
-
-    def _settle(self, deadline: float) -> dict[str, int]:
-        while True:
-            pending = retrying("xpending", self._pending)
-            scheduled = retrying("zcard", lambda: self.redis.zcard(self.names.schedule))
-            if (not any(pending.values()) and not scheduled) or time.monotonic() > deadline:
-                return pending
-            time.sleep(0.3)
-
-    def _figures(self, raw: redis.Redis) -> dict[str, int]:
-        retries = fallbacks = 0
-        for _, fields in raw.xrange(self.names.jobs):
-            data = fields.get(b"__data__", b"")
-            body = json.loads(data[data.index(b"{"):]) if b"{" in data else {}
-            retries += int(body.get("attempt", 1)) > 1
-        fallbacks = int(raw.xlen(self.names.fallback))
-        dead = int(raw.xlen(self.names.dead))
-        sampled = sum(c - 1 for c in self.deliveries.values() if c > 1)
-        handler_errors = sum(
-            line.count('"level": "error"') for log in self.logs.glob("*.log")
-            for line in log.read_text(errors="replace").splitlines() if '"channel"' in line
-        )
-        abandoned = sum(
-            log.read_text(errors="replace").count("abandoning it")
-            for log in self.logs.glob("solver-*.log")
-        )
-        return {"retries": retries, "fallbacks": fallbacks, "dead_letters": dead,
-                "abandoned": abandoned,
-                "handler_errors": handler_errors, "redeliveries": sampled}
-
     def _bull_key(self, *parts: str) -> str:
         return ":".join((BULL_PREFIX, BULL_QUEUE, *parts))
 
@@ -691,29 +673,38 @@ class Chaos:
         }
 
     def _pending(self) -> dict[str, int]:
+        """Entries pending per service, over every stream it reads (each priority's)."""
         out = {}
-        for service, (stream, group) in self.names.groups.items():
-            try:
-                out[service] = int(self.redis.xpending(stream, group)["pending"])
-            except redis.ResponseError:
-                out[service] = 0
+        for service in self.names.groups:
+            out[service] = 0
+            for stream, group in self.names.inputs(service):
+                with contextlib.suppress(redis.ResponseError):
+                    out[service] += int(self.redis.xpending(stream, group)["pending"])
         return out
+
+    def _scheduled(self) -> int:
+        return sum(
+            int(self.redis.zcard(self.names.schedule_for(p))) for p in ("high", "normal", "low")
+        )
 
     def _settle(self, deadline: float) -> dict[str, int]:
         while True:
             pending = retrying("xpending", self._pending)
-            scheduled = retrying("zcard", lambda: self.redis.zcard(self.names.schedule))
+            scheduled = retrying("zcard", self._scheduled)
             if (not any(pending.values()) and not scheduled) or time.monotonic() > deadline:
                 return pending
             time.sleep(0.3)
 
     def _figures(self, raw: redis.Redis) -> dict[str, int]:
-        retries = fallbacks = 0
-        for _, fields in raw.xrange(self.names.jobs):
-            data = fields.get(b"__data__", b"")
-            body = json.loads(data[data.index(b"{"):]) if b"{" in data else {}
-            retries += int(body.get("attempt", 1)) > 1
-        fallbacks = int(raw.xlen(self.names.fallback))
+        # The hops' inputs are trimmed of what was consumed: count what was ever written.
+        fallbacks = sum(
+            int(raw.xinfo_stream(s)["entries-added"])
+            for s in self.names.prioritized(self.names.fallback) if raw.exists(s)
+        )  # fmt: skip
+        retries = sum(
+            log.read_text(errors="replace").count('"message": "retrying ')
+            for log in self.logs.glob("triage-*.log")
+        )
         dead = int(raw.xlen(self.names.dead))
         sampled = sum(c - 1 for c in self.deliveries.values() if c > 1)
         handler_errors = sum(
@@ -727,6 +718,32 @@ class Chaos:
         return {"retries": retries, "fallbacks": fallbacks, "dead_letters": dead,
                 "abandoned": abandoned,
                 "handler_errors": handler_errors, "redeliveries": sampled}
+
+    def _priority_lines(
+        self, plan: Plan, ends: dict[str, list[dict[str, str]]], violations: list[str]
+    ) -> list[str]:
+        """Every valid job of every priority: exactly one terminal event, accepted under the
+        priority it was sent with."""
+        parts, wrong = [], []
+        for priority in ("high", "normal", "low"):
+            jobs = sorted(j for j, p in plan.priority.items() if p == priority)
+            once = sum(1 for j in jobs if len(ends.get(j, [])) == 1)
+            parts.append(f"{priority} {once} of {len(jobs)}")
+            if once != len(jobs):
+                violations.append(
+                    f"{priority} jobs not ended exactly once "
+                    f"{[j for j in jobs if len(ends.get(j, [])) != 1][:10]}"
+                )
+            wrong += [
+                j for j in jobs
+                if j in self.accepted_priority and self.accepted_priority[j] != priority
+            ]  # fmt: skip
+        if wrong:
+            violations.append(f"accepted under another priority {wrong[:10]}")
+        return [
+            "valid jobs ended exactly once, by priority: " + ", ".join(parts)
+            + f"; accepted under another priority than sent: {len(wrong)}"
+        ]
 
     def _failover_lines(
         self, ends: dict[str, list[dict[str, str]]], violations: list[str]
@@ -837,13 +854,15 @@ class Chaos:
             f"pending in groups: {pending} (total {sum(pending.values())})",
             f"redeliveries: {figures['redeliveries']} (seen in pending lists, sampled every "
             f"0.2 s); handler errors: {figures['handler_errors']}; "
-            f"retries: {figures['retries']}, solve threads abandoned: {figures['abandoned']}, "
+            f"retry decisions (triage's log): {figures['retries']}, "
+            f"solve threads abandoned: {figures['abandoned']}, "
             f"fallbacks: {figures['fallbacks']}, dead letters: {figures['dead_letters']}",
             f"redis used_memory: before {memory_before / 1e6:.2f} MB, after "
             f"{memory_after / 1e6:.2f} MB",
             f"time: produced in {produced:.1f} s, all ended and settled at {finished:.1f} s",
         ]
         violations = []
+        lines += self._priority_lines(plan, ends, violations)
         lines += self._failover_lines(ends, violations)
         if lost:
             violations.append(f"lost {lost[:10]}")

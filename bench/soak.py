@@ -6,8 +6,10 @@
 
 Starts its own Redis and the five services under the dev runner's supervisor (greedy solver,
 tiny requests), submits through the public stream like a foreign producer (pipelined XADD with a
-window of jobs in flight) and, once every job has its terminal event, compares Redis
-`used_memory` with the bound that the retention settings allow:
+window of jobs in flight; every tenth job `priority high`, every tenth `low`, the rest normal
+without the field) and, once every job has its terminal event, checks that every job of every
+priority ended exactly once and compares Redis `used_memory` with the bound that the retention
+settings allow:
 
     bound = baseline
           + Σ over events, dead letters  (maxlen + 100) × bytes per entry   (MAXLEN ~ trims
@@ -33,6 +35,7 @@ printed: what the streams alone would hold with nothing trimmed.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import sys
 import threading
@@ -51,6 +54,13 @@ from shared.roster.generator import generate  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 
 NODE_SLACK = 100  # stream-node-max-entries: MAXLEN ~ only drops whole nodes
+TERMINAL = ("solver.completed", "solver.failed")
+PRIORITIES = ("high", "normal", "low")
+
+
+def priority_of(i: int) -> str:
+    """Job i's priority: 10 % high, 10 % low, the rest normal (without the field)."""
+    return {0: "high", 1: "low"}.get(i % 10, "normal")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,18 +105,26 @@ def main(argv: list[str] | None = None) -> int:
         _wait_groups(r, names)
         baseline = int(r.info("memory")["used_memory"])
         started = time.monotonic()
-        done = _run(r, names, body, args)
+        ends, last = _run(r, names, body, args)
         elapsed = time.monotonic() - started
         large_done = _run_large(r, names, args)
         time.sleep(2 * settings.trim_interval_seconds + 1)  # each service trims its inputs
+        _read_ends(r, names, last, ends, block_ms=None)  # a late second end counts too
         figures = _measure(r, names, settings, args.jobs, baseline)
         left = {s: int(r.xlen(s)) for s in _inputs(names)}
     finally:
         stop.set()
         sup.stop()
         server.stop()
-    print(f"jobs: {args.jobs} tiny greedy jobs ({len(body)} B requests), {done} terminal, "
+    done = sum(1 for i in range(args.jobs) if f"soak-{i}" in ends)
+    print(f"jobs: {args.jobs} tiny greedy jobs ({len(body)} B requests), {done} ended, "
           f"{elapsed:.1f} s, {args.jobs / elapsed:.0f} jobs/s")
+    once = collections.Counter(
+        priority_of(i) for i in range(args.jobs) if ends.get(f"soak-{i}") == 1
+    )
+    sent = collections.Counter(priority_of(i) for i in range(args.jobs))
+    print("ended exactly once, by priority: "
+          + ", ".join(f"{p} {once[p]} of {sent[p]}" for p in PRIORITIES))
     for line in figures["lines"]:
         print(line)
     if args.large:
@@ -114,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{large_done} terminal")
     print("consumed entries left: " + ", ".join(f"{s} {n}" for s, n in left.items()))
     ok = (
-        done == args.jobs
+        once == sent
         and large_done == args.large
         and figures["used"] <= figures["bound"]
         and not any(left.values())
@@ -138,27 +156,47 @@ def _wait_groups(r: redis.Redis, names: Names) -> None:
     raise RuntimeError("services did not start")
 
 
-def _run(r: redis.Redis, names: Names, body: str, args: argparse.Namespace) -> int:
-    sent = done = 0
+def _run(
+    r: redis.Redis, names: Names, body: str, args: argparse.Namespace
+) -> tuple[collections.Counter[str], str]:
+    """Submit every job (a window in flight) until each has ended; terminal events per job id
+    and the last event read."""
+    sent = 0
+    ends: collections.Counter[str] = collections.Counter()
     last = str(r.xinfo_stream(names.events)["last-generated-id"]) if r.exists(names.events) else "0"
     report = time.monotonic()
-    while done < args.jobs:
-        if sent < args.jobs and sent - done < args.window:
+    while len(ends) < args.jobs:
+        if sent < args.jobs and sent - len(ends) < args.window:
             pipe = r.pipeline(transaction=False)
             n = min(args.batch, args.jobs - sent)
             for i in range(sent, sent + n):
-                pipe.xadd(names.intake, {"type": "solve", "job_id": f"soak-{i}", "payload": body})
+                fields = {"type": "solve", "job_id": f"soak-{i}", "payload": body}
+                if priority_of(i) != "normal":
+                    fields["priority"] = priority_of(i)
+                pipe.xadd(names.intake, fields)
             pipe.execute()
             sent += n
-        rows: Any = r.xread({names.events: last}, count=5000, block=50)
+        last = _read_ends(r, names, last, ends, block_ms=50)
+        if time.monotonic() - report > 10:
+            report = time.monotonic()
+            print(f"  {len(ends)} / {args.jobs} done", flush=True)
+    return ends, last
+
+
+def _read_ends(
+    r: redis.Redis, names: Names, last: str, ends: collections.Counter[str], block_ms: int | None
+) -> str:
+    """Count the terminal events after `last` into `ends` (one read; with `block_ms` None,
+    every event there is now); the last event id read."""
+    while True:
+        rows: Any = r.xread({names.events: last}, count=5000, block=block_ms)
         for _, entries in rows:
             for entry_id, fields in entries:
                 last = entry_id
-                done += fields.get("type") in ("solver.completed", "solver.failed")
-        if time.monotonic() - report > 10:
-            report = time.monotonic()
-            print(f"  {done} / {args.jobs} done", flush=True)
-    return done
+                if fields.get("type") in TERMINAL and fields["job_id"].startswith("soak-"):
+                    ends[fields["job_id"]] += 1
+        if block_ms is not None or not rows:
+            return last
 
 
 def _run_large(r: redis.Redis, names: Names, args: argparse.Namespace) -> int:
