@@ -19,12 +19,17 @@ from typing import Any
 
 import pytest
 import redis
+from faststream.redis.message import bDATA_KEY
+from pydantic import BaseModel
 
 from shared.cli.devrunner import EmbeddedServer
 from shared.connection.factory import async_client
-from shared.names import READ_ORDER, Names
+from shared.names import READ_ORDER, Names, Priority
 from shared.settings import Settings
-from shared.streaming.priority import PriorityRead
+from shared.streaming.broker import build_service
+from shared.streaming.codec import encode_entry
+from shared.streaming.hop import Delivery, Poison
+from shared.streaming.priority import PriorityRead, PriorityReclaim
 from tests.conftest import Stack, StackFactory, curtois_json, request_json
 
 
@@ -142,6 +147,116 @@ def test_a_read_with_nothing_waiting_wakes_on_the_first_new_entry(
 
     [(stream, [(_, fields)])] = asyncio.run(run())
     assert stream.decode() == n.jobs_for("low") and fields == {b"v": b"x"}
+
+
+def test_a_dead_workers_entries_are_reclaimed_highest_priority_first(
+    names: tuple[Settings, Names],
+) -> None:
+    """A worker took entries of every priority and died; each reclaim then takes the highest
+    priority's idle entry, whichever stream it sits in, and leaves a live worker's alone."""
+    s, n = names
+    r = redis.Redis.from_url(s.redis_url)
+    # Written lowest first, so arrival order alone would give them back the wrong way round.
+    for p, vs in (("low", ["l1", "l2"]), ("normal", ["n1", "n2"]), ("high", ["h1", "h2"])):
+        for v in vs:
+            r.xadd(n.jobs_for(p), {"v": v})
+    for p in READ_ORDER:
+        [(_, entries)] = r.xreadgroup("solver", "dead", {n.jobs_for(p): ">"})
+        ids = [entry_id for entry_id, _ in entries]
+        # Idle for a minute, as a dead worker's entries are; the busy worker's n2 is fresh.
+        r.xclaim(n.jobs_for(p), "solver", "dead", 0, ids, idle=60_000)
+        if p == "normal":
+            r.xclaim(n.jobs_for(p), "solver", "busy", 0, ids[1:])
+
+    async def run() -> list[tuple[str, str]]:
+        client = async_client(s)
+        reclaim = PriorityReclaim(n.prioritized(n.jobs), "solver", 30_000, 10)
+        out = []
+        while got := await reclaim.claim(client, "alive"):
+            [(stream, [(_, fields)])] = got
+            out.append((stream.decode(), fields[b"v"].decode()))
+        await client.aclose()
+        return out
+
+    assert asyncio.run(run()) == [
+        (n.jobs_for("high"), "h1"),
+        (n.jobs_for("high"), "h2"),
+        (n.jobs_for("normal"), "n1"),
+        (n.jobs_for("low"), "l1"),
+        (n.jobs_for("low"), "l2"),
+    ]
+    # Claimed: pending under the reclaimer now, the live worker's entry still its own.
+    owners = {
+        p: sorted(c["name"].decode() for c in r.xinfo_consumers(n.jobs_for(p), "solver")
+                  if c["pending"])
+        for p in READ_ORDER
+    }  # fmt: skip
+    assert owners == {"high": ["alive"], "normal": ["alive", "busy"], "low": ["alive"]}
+
+
+class Tag(BaseModel):
+    v: str
+
+
+def test_a_hops_reclaimers_take_the_highest_priority_first(
+    redis_server: EmbeddedServer,
+) -> None:
+    """Through FastStream: a prioritized hop with no readers, only its three reclaimers, each
+    holding on to what it took. The three they take are the two high entries and the normal
+    one; the low ones wait until a reclaimer is free again."""
+    s = Settings(
+        redis_url=redis_server.url,
+        shiftstream_prefix=f"rc{time.time_ns()}:",
+        reclaim_idle_ms=30_000,
+        reclaim_poll_ms=20,
+    )
+    svc = build_service("reclaim", s)
+    n = svc.names
+    r = redis.Redis.from_url(s.redis_url)
+    for stream in n.prioritized(n.fallback):
+        r.xgroup_create(stream, "fallback", id="0", mkstream=True)
+
+    async def entry(v: str) -> dict[Any, Any]:
+        return {bDATA_KEY: await encode_entry(Tag(v=v))}
+
+    for p, vs in (("low", ["l1", "l2"]), ("normal", ["n1"]), ("high", ["h1", "h2"])):
+        stream = n.prioritized(n.fallback)[READ_ORDER.index(Priority(p))]
+        for v in vs:
+            r.xadd(stream, asyncio.run(entry(v)))
+        [(_, entries)] = r.xreadgroup("fallback", "dead", {stream: ">"})
+        r.xclaim(stream, "fallback", "dead", 0, [e for e, _ in entries], idle=60_000)
+
+    taken: list[str] = []
+    release = asyncio.Event()
+
+    async def hold(delivery: Delivery[Tag]) -> None:
+        taken.append(delivery.body.v)
+        await release.wait()
+
+    async def nothing(delivery: Delivery[Any], pipe: Any) -> None:
+        return None
+
+    svc.entry_hop(n.fallback, "fallback", Tag, hold, poison=Poison(5, nothing), readers=0)
+
+    async def run() -> tuple[list[str], list[str]]:
+        await svc.broker.start()
+        try:
+            while len(taken) < 3:
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # room for a wrong fourth
+            first = list(taken)
+            release.set()
+            while len(taken) < 5:
+                await asyncio.sleep(0.02)
+            return first, list(taken)
+        finally:
+            await svc.broker.stop()
+            await svc.redis.aclose()
+
+    first, every = asyncio.run(asyncio.wait_for(run(), 60))
+    assert sorted(first) == ["h1", "h2", "n1"]
+    assert sorted(every[3:]) == ["l1", "l2"]
+    r.close()
 
 
 # ------------------------------------------------------------------ through the services

@@ -37,7 +37,12 @@ from shared.streaming.batch_telemetry import EntryTelemetryMiddleware
 from shared.streaming.codec import EntryBody, batch_decoder, batch_parser, envelope_body
 from shared.streaming.faststream_reads import read_through
 from shared.streaming.hop import BatchHandler, Delivery, EntryHandler, Poison, send
-from shared.streaming.priority import PriorityRead, read_by_priority
+from shared.streaming.priority import (
+    PriorityRead,
+    PriorityReclaim,
+    read_by_priority,
+    reclaim_by_priority,
+)
 from shared.streaming.reconnect import reconnecting
 from shared.streaming.retention import Trimmer
 from shared.text import text
@@ -106,8 +111,7 @@ class Service:
             )
             self._read_in_order(sub, streams, group, consumer)
             sub(_entry_reader(self.broker, model, handler, consumer))
-        for s in streams:
-            self._reclaimer(s, group, model, lambda d: handler(d[0]), poison, parser=None)
+        self._reclaimers(streams, group, model, lambda d: handler(d[0]), poison, parser=None)
 
     def batched_hop(
         self,
@@ -144,8 +148,7 @@ class Service:
             )
             self._read_in_order(sub, streams, group, consumer)
             sub(_batch_reader(broker, model, handler, consumer))
-        for s in streams:
-            self._reclaimer(s, group, model, handler, poison, parser=parser)
+        self._reclaimers(streams, group, model, handler, poison, parser=parser)
 
     def _prioritized(self, stream: str, group: str) -> tuple[str, ...]:
         """The hop's streams (one per priority for `solver.jobs` and `solver.fallback`), each
@@ -160,9 +163,9 @@ class Service:
         aging_ms = int(self.settings.priority_aging_seconds * 1000)
         read_by_priority(sub, PriorityRead(self.redis, streams, group, aging_ms), consumer)
 
-    def _reclaimer(
+    def _reclaimers(
         self,
-        stream: str,
+        streams: tuple[str, ...],
         group: str,
         model: type[Any],
         handler: BatchHandler,
@@ -170,34 +173,28 @@ class Service:
         *,
         parser: Any,
     ) -> None:
-        """One XAUTOCLAIM subscriber: the only reader that can see a redelivery, so the only
-        one that pays an XPENDING for the delivery count, and where the poison rule applies."""
-        broker, redis, consumer = self.broker, self.redis, f"{self.settings.consumer_name}-reclaim"
-
-        async def on_reclaimed(body: Any) -> None:
-            msg = broker.context.get_local("message")
-            ids = msg.raw_message.get("message_ids") or [b""]
-            count = await msg.get_delivery_count()
-            delivery = Delivery(
-                body, text(ids[0]), msg.headers, count, consumer, traced=True, stream=stream
+        """XAUTOCLAIM subscribers, one per stream of the hop: the only readers that can see a
+        redelivery, so the only ones that pay an XPENDING for the delivery count, and where the
+        poison rule applies. A prioritized hop's reclaimers each take the highest priority's
+        idle entry first (shared/streaming/priority.py `PriorityReclaim`)."""
+        s = self.settings
+        for i, stream in enumerate(streams):
+            consumer = f"{s.consumer_name}-reclaim" + (f"-{i}" if len(streams) > 1 else "")
+            sub = self._subscriber(
+                StreamSub(
+                    stream,
+                    group=group,
+                    consumer=consumer,
+                    max_records=1,
+                    min_idle_time=s.reclaim_idle_ms,
+                    polling_interval=s.reclaim_poll_ms,
+                ),
+                parser=parser,
             )
-            if poison.poisoned(delivery):
-                await poison.take_out(redis, stream, delivery)
-                return
-            await handler([delivery])
-
-        on_reclaimed.__annotations__ = {"body": model, "return": None}
-        self._subscriber(
-            StreamSub(
-                stream,
-                group=group,
-                consumer=consumer,
-                max_records=1,
-                min_idle_time=self.settings.reclaim_idle_ms,
-                polling_interval=self.settings.reclaim_poll_ms,
-            ),
-            parser=parser,
-        )(on_reclaimed)
+            if len(streams) > 1:
+                order = PriorityReclaim(streams, group, s.reclaim_idle_ms, s.reclaim_poll_ms)
+                reclaim_by_priority(sub, order, consumer)
+            sub(_reclaimed_reader(self.broker, self.redis, model, handler, poison, consumer))
 
     def _subscriber(self, sub: StreamSub, **options: Any) -> Any:
         """Every subscriber of every hop (readers and reclaimers) is built here, acked after its
@@ -271,6 +268,32 @@ def _batch_reader(
     # FastStream validates the body against the annotation, so it must name the real model.
     on_batch.__annotations__ = {"body": list[model], "return": None}  # type: ignore[valid-type]
     return on_batch
+
+
+def _reclaimed_reader(
+    broker: RedisBroker,
+    redis: AsyncRedis,
+    model: type[Any],
+    handler: BatchHandler,
+    poison: Poison,
+    consumer: str,
+) -> Callable[..., Any]:
+    async def on_reclaimed(body: Any) -> None:
+        msg = broker.context.get_local("message")
+        ids = msg.raw_message.get("message_ids") or [b""]
+        # The stream the entry was claimed from (on a prioritized hop, any of its streams).
+        stream = msg.raw_message["channel"]
+        count = await msg.get_delivery_count()
+        delivery = Delivery(
+            body, text(ids[0]), msg.headers, count, consumer, traced=True, stream=stream
+        )
+        if poison.poisoned(delivery):
+            await poison.take_out(redis, stream, delivery)
+            return
+        await handler([delivery])
+
+    on_reclaimed.__annotations__ = {"body": model, "return": None}
+    return on_reclaimed
 
 
 def _entry_reader(

@@ -15,7 +15,8 @@ its hops, so an upgrade that renames or reshapes one stops every service at star
 
 - `_get_msgs(read)`: one step of the subscriber's loop: `await read(last_id)`, then hand the
   entries to the handler. `read_through` wraps the `read` it is given (a group reader's
-  XREADGROUP or a reclaimer's XAUTOCLAIM), never the handler.
+  XREADGROUP or a reclaimer's XAUTOCLAIM), never the handler; `replace_read` reads with
+  another (the prioritized hops' reclaimers, highest priority first).
 - `_xreadgroup(*, count, block, noack)`: a group reader's read (its reply: XREADGROUP's,
   `((stream, ((id, fields), ...)), ...)`). `replace_group_read` swaps it (the prioritized
   hops' one-script read, shared/streaming/priority.py); FastStream's loop decodes, acks (to
@@ -85,6 +86,12 @@ def read_through(subscriber: Any, around: Callable[[Read], Read]) -> None:
         await step(around(read))
 
     subscriber._get_msgs = _get_msgs
+
+
+def replace_read(subscriber: Any, read: Read) -> None:
+    """`subscriber`'s loop reads with `read(last_id)` instead of its own (a reclaimer's
+    XAUTOCLAIM); what already wraps its reads (`read_through`) wraps this one."""
+    read_through(subscriber, lambda _own: read)
 
 
 def replace_group_read(subscriber: Any, read: GroupRead) -> None:
