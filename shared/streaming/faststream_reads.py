@@ -26,7 +26,9 @@ its hops, so an upgrade that renames or reshapes one stops every service at star
 
 from __future__ import annotations
 
+import functools
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
 from typing import Any
@@ -37,6 +39,7 @@ except ImportError:  # reported by `check`, with what to look at
     _StreamHandlerMixin = None  # type: ignore[assignment,misc]
 
 CHECKED_AGAINST = "0.7.8"
+log = logging.getLogger("shiftstream")
 
 # `read(last_id)` as FastStream's loop calls it.
 Read = Callable[[str], Awaitable[Any]]
@@ -75,6 +78,20 @@ def check(subscriber: Any) -> None:
         raise _fail(f"{cls.__name__}._xreadgroup takes {sorted(keywords)}, not count/block/noack")
     if not isinstance(inspect.getattr_static(cls, "_client", None), property):
         raise _fail(f"{cls.__name__}._client is gone")
+    _note_version()
+
+
+@functools.cache
+def _note_version() -> None:
+    # The shapes match, but what the methods do was read for one version only: say so once.
+    installed = version("faststream")
+    if installed != CHECKED_AGAINST:
+        log.warning(
+            "FastStream %s: ShiftStream's read adapter was checked against %s "
+            "(shared/streaming/faststream_reads.py); its names and signatures match",
+            installed,
+            CHECKED_AGAINST,
+        )
 
 
 def read_through(subscriber: Any, around: Callable[[Read], Read]) -> None:
