@@ -31,11 +31,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from shared.roster.evaluator import Rendered  # noqa: E402
 from shared.roster.generator import generate  # noqa: E402
 from shared.roster.limits import Limits  # noqa: E402
-from shared.roster.model import Implementation, SolveRequest, SolveResult  # noqa: E402
+from shared.roster.model import Implementation, SolveRequest  # noqa: E402
 from shared.roster.solving import SolveControl  # noqa: E402
-from shared.solving.isolation import solve_direct, solve_isolated  # noqa: E402
+from shared.solving.isolation import (  # noqa: E402
+    solve_direct_rendered,
+    solve_isolated_rendered,
+)
 
 RETURN_SLACK_S = 1.0
 CANCEL_TARGET_S = 0.2
@@ -43,8 +47,9 @@ CANCEL_TARGET_S = 0.2
 
 def solve(
     request: SolveRequest, solver: str, limit: float, cancel_at: float | None
-) -> tuple[SolveResult, float, float | None]:
-    """(result, wall seconds, cancel latency seconds or None)."""
+) -> tuple[Rendered, float, float | None]:
+    """(result, wall seconds, cancel latency seconds or None): the result as the services
+    get it, its JSON ready to publish (shared/solving/run.py)."""
     control = SolveControl()
     impl = Implementation(solver)
     cancelled: list[float] = []
@@ -58,11 +63,13 @@ def solve(
         threading.Thread(target=cancel, daemon=True).start()
     start = time.perf_counter()
     if impl is Implementation.GENERETIC:
-        result = solve_isolated(
+        result = solve_isolated_rendered(
             request, implementation=impl, time_limit=limit, control=control, grace=5.0
         )
     else:
-        result = solve_direct(request, implementation=impl, time_limit=limit, control=control)
+        result = solve_direct_rendered(
+            request, implementation=impl, time_limit=limit, control=control
+        )
     end = time.perf_counter()
     return result, end - start, (end - cancelled[0]) if cancelled else None
 
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         scores = []
         for limit in sorted(args.limits):
             result, wall, _ = solve(request, solver, limit, None)
-            score = (result.score.hard_violations, result.score.penalty)
+            score = (result.summary.score.hard_violations, result.summary.score.penalty)
             scores.append((limit, score))
             ok = wall <= limit + RETURN_SLACK_S
             print(
@@ -105,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         ok = latency <= CANCEL_TARGET_S
         print(
             f"{solver:9} cancel at {args.cancel_at:g} s: roster {latency * 1000:6.0f} ms later  "
-            f"{'ok' if ok else 'MISSED'}  hard {result.score.hard_violations}  "
-            f"penalty {result.score.penalty}"
+            f"{'ok' if ok else 'MISSED'}  hard {result.summary.score.hard_violations}  "
+            f"penalty {result.summary.score.penalty}"
         )
         if not ok:
             failures.append(f"{solver} cancel took {latency * 1000:.0f} ms")
