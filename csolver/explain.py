@@ -103,9 +103,8 @@ class Explainer:
             self.capacity = int(n[0])
             out = np.zeros(self.capacity, dtype=MATCH)
 
-    def evaluate(self, roster: I32) -> Evaluation:
-        """`shared.roster.evaluator.evaluate(problem, roster)`, with its tallies."""
-        p = self.problem
+    def _checked(self, roster: I32) -> I32:
+        """The roster as contiguous int32; C checks each cell's range (GR_ERR_ROSTER)."""
         arr = np.asarray(roster)
         if arr.shape != self.packed.shape:
             raise ValueError(
@@ -113,7 +112,14 @@ class Explainer:
             )
         if arr.dtype.kind not in "iu":
             raise ValueError(f"roster: expected an integer array, got dtype {arr.dtype}")
-        arr = np.ascontiguousarray(arr, dtype=np.int32)
+        if arr.dtype != np.int32 and arr.size and (arr.min() < -1 or arr.max() > 2**31 - 1):
+            raise ValueError("roster values must be -1 (day off) or a shift index")
+        return np.ascontiguousarray(arr, dtype=np.int32)
+
+    def evaluate(self, roster: I32) -> Evaluation:
+        """`shared.roster.evaluator.evaluate(problem, roster)`, with its tallies."""
+        p = self.problem
+        arr = self._checked(roster)
         records = self._records(arr)
         # employee by employee from C; the evaluator lists rule by rule
         records = records[np.argsort(records["rule"], kind="stable")]
@@ -150,9 +156,7 @@ class Explainer:
         """The roster as the result's `assignments` JSON, written in C (`gr_render_rows`):
         exactly what pydantic writes for them, ~10 ms at 5,000 x 366 where building the lists
         and dumping them took 0.1-0.3 s."""
-        arr = np.ascontiguousarray(roster, dtype=np.int32)
-        if arr.shape != self.packed.shape:
-            raise ValueError(f"roster has shape {arr.shape}, expected {self.packed.shape}")
+        arr = self._checked(roster)
         r = ffi.cast("int32_t *", ffi.from_buffer(arr))
         e, d = self.packed.shape
         args = (r, e, d, len(self.value_at) - 1, self.text, self.row_at_c, self.value_at_c)

@@ -92,6 +92,10 @@ def test_a_roster_with_a_cell_out_of_range_is_refused() -> None:
         Explainer(p).evaluate(roster)
     with pytest.raises(ValueError, match="-17"):
         Explainer(p).render(roster)
+    wide = np.zeros((3, 7), dtype=np.int64)
+    wide[0, 0] = 2**32  # would wrap to shift 0 as int32
+    with pytest.raises(ValueError, match="shift index"):
+        Explainer(p).evaluate(wide)
 
 
 def test_many_matches_past_the_first_buffer() -> None:
