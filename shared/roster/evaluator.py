@@ -262,7 +262,7 @@ def summary_of(result: SolveResult) -> SolveResult:
     return result.model_copy(update={name: [] for name in _LISTS})
 
 
-def rendered(result: SolveResult, assignments_json: bytes) -> Rendered:
+def rendered(result: SolveResult, assignments_json: bytes | bytearray) -> Rendered:
     """`result` (one built without assignments) with `assignments_json` (its roster's
     `assignments` as JSON) spliced in: the result's JSON exactly as `model_dump_json`
     writes it."""
