@@ -115,7 +115,7 @@ class _Packed:
     its change costs reach it as requests (`with_changes_as_requests`), which price every
     roster exactly as the `changes` rule does."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, *, fold_changes: bool = True) -> None:
         e, s = len(problem.employee_ids), len(problem.shift_ids)
         day_off = np.asarray(problem.day_off)
         if day_off.ndim != 2:
@@ -143,7 +143,7 @@ class _Packed:
         for a, b in (("on_shift", "on_weight"), ("off_shift", "off_weight")):
             if self.arrays[a].shape != self.arrays[b].shape:
                 raise ValueError(f"{b}: length {self.arrays[b].size} differs from {a}")
-        if problem.previous is not None and problem.change_weight > 0:
+        if fold_changes and problem.previous is not None and problem.change_weight > 0:
             self._fold_changes(problem, e, d, s)
         if problem.pin is not None:
             pin = np.asarray(problem.pin)

@@ -11,6 +11,7 @@ SOURCES = sorted(str((HERE / "src" / n).relative_to(HERE.parent)) for n in (
     "crossover.c",
     "row_dp.c",
     "delta.c",
+    "explain.c",
     "ga.c",
     "greedy_start.c",
     "label_dp.c",
@@ -80,6 +81,15 @@ int gr_validate(const gr_problem *p);
 int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress,
              int32_t *roster_out);
+typedef struct {
+    int32_t rule, employee, day, length, shift, other;
+    int64_t hard, penalty, value;
+} gr_match;
+int gr_explain(const gr_problem *p, const int32_t *roster, gr_match *out, int64_t capacity,
+               int64_t *n_out, int64_t *minutes_out, int32_t *shifts_out, int32_t *cover_out);
+int64_t gr_render_rows(const int32_t *roster, int32_t n_rows, int32_t n_days, int32_t n_values,
+                       const char *text, const int64_t *row_at, const int64_t *value_at,
+                       char *out, int64_t capacity);
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                   int64_t *hard_out);
 int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,

@@ -150,6 +150,51 @@ int gr_validate(const gr_problem *p);
 int gr_score(const gr_problem *p, const int32_t *roster, int64_t *hard_out, int64_t *penalty_out);
 
 /*
+ * The score with its reasons (explain.c): one gr_match per broken rule instance, in the
+ * rule numbering below (shared/roster/rules.py's RULES order; `changes` is left to the caller,
+ * which holds the previous roster). Per rule:
+ *   ROTATION     day d, length 2, shift = the value on d+1, other = the value on d
+ *   MAX_SHIFTS   shift s, value = shifts of type s worked
+ *   MAX_MINUTES, MIN_MINUTES   value = minutes worked
+ *   MAX_CONSEC, MIN_CONSEC, MIN_OFF   day = the run's first day, length = value = its days
+ *   MAX_WEEKENDS value = weekends worked
+ *   DAYS_OFF     day d, shift = the shift worked
+ *   PINNED       day d, shift = the value held, other = the pinned value (-1 = off)
+ *   SHIFT_ON, SHIFT_OFF   day d, shift = the requested shift, other = the value held,
+ *                penalty = the weight (weight-0 requests are not listed)
+ *   COVER_UNDER, COVER_OVER   employee -1, day d, shift s, value = employees missing/extra
+ * Hard records have hard = 1. At most `capacity` records are written to `out`; *n_out is the
+ * number found (more than `capacity`: call again with room for all). minutes_out (E int64),
+ * shifts_out (E int32: days worked) and cover_out (D*S int32: employees per day and type) are
+ * always filled. The problem must have passed gr_validate (it is not checked again: the
+ * caller validates once and explains many rosters); the roster is checked.
+ */
+enum {
+    GR_RULE_ROTATION, GR_RULE_MAX_SHIFTS, GR_RULE_MAX_MINUTES, GR_RULE_MIN_MINUTES,
+    GR_RULE_MAX_CONSEC, GR_RULE_MIN_CONSEC, GR_RULE_MIN_OFF, GR_RULE_MAX_WEEKENDS,
+    GR_RULE_DAYS_OFF, GR_RULE_PINNED, GR_RULE_SHIFT_ON, GR_RULE_SHIFT_OFF, GR_RULE_COVER_UNDER,
+    GR_RULE_COVER_OVER
+};
+typedef struct {
+    int32_t rule, employee, day, length, shift, other;
+    int64_t hard, penalty, value;
+} gr_match;
+int gr_explain(const gr_problem *p, const int32_t *roster, gr_match *out, int64_t capacity,
+               int64_t *n_out, int64_t *minutes_out, int32_t *shifts_out, int32_t *cover_out);
+
+/*
+ * A roster as JSON text (explain.c): "[" + per row, row_text + the row's values joined by ","
+ * + "]}", the rows joined by "," + "]". The caller gives every piece already escaped, in
+ * `text`: row e's opening (e.g. {"employee":"A","shifts":[) at [row_at[e], row_at[e+1]), the
+ * cell value v's text (v = -1 first, e.g. null) at [value_at[v+1], value_at[v+2]).
+ * Returns the length written, or, when more than `capacity` is needed, that length with
+ * nothing written; GR_ERR_NULL or GR_ERR_ROSTER (a cell outside [-1, n_values - 1)).
+ */
+int64_t gr_render_rows(const int32_t *roster, int32_t n_rows, int32_t n_days, int32_t n_values,
+                       const char *text, const int64_t *row_at, const int64_t *value_at,
+                       char *out, int64_t capacity);
+
+/*
  * Solve. Returns GR_OK or a negative error code. On GR_OK roster_out (E*D int32) always holds
  * the best roster found, also when cancelled or timed out. `progress` must not be NULL; its
  * `cancel` field is read, the other fields are overwritten.

@@ -789,6 +789,68 @@ static void test_pins(gr_problem *p, uint64_t seed)
     free(pin);
 }
 
+/* gr_explain's records add up to gr_score's totals on random rosters (ASan sees every write
+ * into a buffer sized by the first, counting call), and gr_render_rows writes what it
+ * measured. */
+static void test_explain(const gr_problem *p, uint64_t seed)
+{
+    const int32_t E = p->n_employees, D = p->n_days, S = p->n_shifts;
+    int32_t *r = malloc((size_t)E * (size_t)D * sizeof *r);
+    int64_t *minutes = malloc((size_t)E * sizeof *minutes);
+    int32_t *shifts = malloc((size_t)E * sizeof *shifts);
+    int32_t *cover = malloc((size_t)D * (size_t)S * sizeof *cover);
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    for (int round = 0; round < 4; round++) {
+        for (int64_t c = 0; c < (int64_t)E * D; c++)
+            r[c] = gr_rng_below(&rng, 4) <= round ? gr_rng_below(&rng, S) : -1;
+        int64_t n = -1, h = 0, pen = 0, hard = 0, soft = 0;
+        CHECK(gr_explain(p, r, NULL, 0, &n, minutes, shifts, cover) == GR_OK, "explain count");
+        gr_match *m = malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+        int64_t n2 = -1;
+        CHECK(gr_explain(p, r, m, n, &n2, minutes, shifts, cover) == GR_OK, "explain");
+        CHECK(n2 == n, "explain found %lld then %lld records", (long long)n, (long long)n2);
+        for (int64_t i = 0; i < n2 && i < n; i++) {
+            hard += m[i].hard;
+            soft += m[i].penalty;
+        }
+        CHECK(gr_score(p, r, &h, &pen) == GR_OK, "score");
+        CHECK(hard == h && soft == pen, "explain %lld/%lld, score %lld/%lld", (long long)hard,
+              (long long)soft, (long long)h, (long long)pen);
+        free(m);
+
+        /* one row, opened by "<"; value v + 1 (v = -1: the day off) written as 1 or 2 "x" */
+        char *text = malloc((size_t)(1 + 2 * (S + 1)));
+        int64_t *value_at = malloc((size_t)(S + 2) * sizeof *value_at);
+        int64_t row_at[2] = {0, 1}, want = 0;
+        text[0] = '<';
+        value_at[0] = 1;
+        for (int32_t v = 0; v <= S; v++) {
+            value_at[v + 1] = value_at[v] + 1 + v % 2;
+            memset(text + value_at[v], 'x', (size_t)(1 + v % 2));
+        }
+        for (int32_t d = 0; d < D; d++)
+            want += 1 + (r[d] + 1) % 2;
+        want += 1 + 1 + (D - 1) + 2 + 1; /* "[" "<" commas "]}" "]" */
+        int64_t need = gr_render_rows(r, 1, D, S + 1, text, row_at, value_at, NULL, 0);
+        CHECK(need == want, "render measured %lld, want %lld", (long long)need, (long long)want);
+        if (need == want) {
+            char *out = malloc((size_t)need);
+            CHECK(gr_render_rows(r, 1, D, S + 1, text, row_at, value_at, out, need) == need,
+                  "render wrote another length");
+            CHECK(out[0] == '[' && out[1] == '<' && out[need - 2] == '}' && out[need - 1] == ']',
+                  "render framing");
+            free(out);
+        }
+        free(text);
+        free(value_at);
+    }
+    free(r);
+    free(minutes);
+    free(shifts);
+    free(cover);
+}
+
 int main(int argc, char **argv)
 {
     owned o = {0};
@@ -800,6 +862,7 @@ int main(int argc, char **argv)
     test_row_dp(&o.p, 4);
     test_solve(&o.p, 0.2);
     test_pins(&o.p, 9);
+    test_explain(&o.p, 21);
     test_row_dp_exact(11);
     test_price_rows_exact(12);
     test_label_random(13, 400);
@@ -819,6 +882,7 @@ int main(int argc, char **argv)
         test_row_dp(&o.p, 5 + (uint64_t)i);
         test_solve(&o.p, 0.3);
         test_pins(&o.p, 9 + (uint64_t)i);
+        test_explain(&o.p, 21 + (uint64_t)i);
         release(&o);
     }
     if (failures)

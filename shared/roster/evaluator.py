@@ -23,10 +23,23 @@ from shared.roster.rules import RULES, Rows, Tallied, cover_counts, total_minute
 
 
 @dataclass(frozen=True)
+class Tallies:
+    """What a result shows besides the rules' verdict, when the scorer computed it (the C
+    evaluator, csolver/explain.py): minutes and days worked per employee, employees per day
+    and shift type."""
+
+    minutes: list[int]
+    shifts: list[int]
+    cover: list[list[int]]
+
+
+@dataclass(frozen=True)
 class Evaluation:
     rules: tuple[RuleScore, ...]
     # The rows scored, with the tallies the rules computed, for `build_result` to reuse.
     rows: Tallied | None = field(default=None, compare=False, repr=False)
+    # Or what a scorer that never made the rows computed instead.
+    tallies: Tallies | None = field(default=None, compare=False, repr=False)
 
     # Cached: the totals are read several times per solve (progress, stats, the result).
     @cached_property
@@ -114,31 +127,54 @@ def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
     return Evaluation(tuple(scores), rows)
 
 
+def assignments_of(problem: Problem, roster: I32) -> list[list[str | None]]:
+    """The roster's shift ids per employee and day (None = a day off), its cells known to be
+    -1 or a shift index: one numpy lookup, where a loop over 1.8 M cells took ~0.3 s."""
+    names = np.array([*problem.shift_ids, None], dtype=object)  # -1 indexes the last
+    return names[np.asarray(roster)].tolist()  # type: ignore[no-any-return]
+
+
 def build_result(
     problem: Problem,
     roster: I32,
     stats: SolverStats | None = None,
     *,
     evaluation: Evaluation | None = None,
+    assignments: bool = True,
 ) -> SolveResult:
     """The scored result; `evaluation`, when given, must be `evaluate(problem, roster)` (a
-    solver that already scored its roster passes it on rather than have it scored again)."""
-    if evaluation is not None and evaluation.rows is not None:
-        # The rows `evaluation` scored are the roster's (the contract above), already checked.
-        ev, rows = evaluation, evaluation.rows
+    solver that already scored its roster passes it on rather than have it scored again).
+
+    `assignments=False` (with an evaluation that has its tallies) leaves the roster itself
+    out (an empty list): the result's summary, for `rendered`, which writes the roster's JSON
+    in C."""
+    ids = problem.shift_ids
+    if evaluation is not None and evaluation.tallies is not None:
+        # The tallies are the roster's (the contract above), computed without any rows.
+        ev, t = evaluation, evaluation.tallies
+        minutes, shifts, z = t.minutes, t.shifts, t.cover
+        rostered = assignments_of(problem, roster) if assignments else []
     else:
-        rows = Tallied(checked_rows(problem, roster))
-        ev = evaluation if evaluation is not None else evaluate_rows(problem, rows)
+        if evaluation is not None and evaluation.rows is not None:
+            # The rows `evaluation` scored are the roster's (the contract above), checked.
+            ev, rows = evaluation, evaluation.rows
+        else:
+            rows = Tallied(checked_rows(problem, roster))
+            ev = evaluation if evaluation is not None else evaluate_rows(problem, rows)
+        rostered = [[None if s < 0 else ids[s] for s in row] for row in rows]
+        minutes = total_minutes(problem, rows)
+        shifts = [len(row) - row.count(-1) for row in rows]
+        z = cover_counts(problem, rows)
     per_employee: dict[str, list[int]] = {e: [0, 0] for e in problem.employee_ids}
     for r in ev.rules:
         for m in r.matches:
             if m.employee is not None:
                 per_employee[m.employee][0] += m.hard_violations
                 per_employee[m.employee][1] += m.penalty
-    minutes = total_minutes(problem, rows)
-    shifts = [len(row) - row.count(-1) for row in rows]
-    z = cover_counts(problem, rows)
-    required = problem.lists.cover_req
+    # The tallies' path never made the problem's lists (1.8 M cells of them at the limits).
+    required = problem.lists.cover_req if evaluation is None or evaluation.tallies is None else (
+        problem.cover_req.tolist()
+    )
     # Cover exactly as required (the usual case) leaves nothing to list, compared in one go.
     short = (
         []
@@ -150,7 +186,6 @@ def build_result(
             if zd[s] < rd[s]
         ]
     )
-    ids = problem.shift_ids
     # Built without validation (`trusted`): every value is the evaluator's or the validated
     # request's; `stats` is the caller's model, which is what validation would keep too.
     return trusted(
@@ -158,12 +193,11 @@ def build_result(
         {
             "version": 1,
             "assignments": [
-                trusted(
-                    EmployeeRoster,
-                    {"employee": e, "shifts": [None if s < 0 else ids[s] for s in row]},
-                )
-                for e, row in zip(problem.employee_ids, rows, strict=True)
-            ],
+                trusted(EmployeeRoster, {"employee": e, "shifts": row})
+                for e, row in zip(problem.employee_ids, rostered, strict=True)
+            ]
+            if assignments
+            else [],
             "score": trusted(
                 Score, {"hard_violations": ev.hard_violations, "penalty": ev.penalty}
             ),
@@ -195,3 +229,50 @@ def build_result(
             else sum(len(r.matches) for r in ev.rules if r.rule == "changes"),
         },
     )
+
+
+# How every result's JSON starts (the model's first two fields, pydantic's compact dump).
+_HEAD = b'{"version":1,"assignments":'
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A result as the JSON that is published (UTF-8 `data`), rendered once, and its
+    `summary`: the same result's figures (score, feasible, stats, changes) with its lists
+    (assignments, breakdown, employees, uncovered) left empty, which is what a service reads.
+    At the size limits neither parsing the JSON back nor building the roster as Python
+    objects fits in a cancel's 200 ms (docs/decisions/0020)."""
+
+    summary: SolveResult
+    data: bytes
+
+    @property
+    def json(self) -> str:
+        return self.data.decode()
+
+    def result(self) -> SolveResult:
+        """The whole result as a model (parsing the JSON: ~0.15-0.4 s at the size limits)."""
+        return SolveResult.model_validate_json(self.data)
+
+
+_LISTS = ("assignments", "breakdown", "employees", "uncovered")
+
+
+def summary_of(result: SolveResult) -> SolveResult:
+    return result.model_copy(update={name: [] for name in _LISTS})
+
+
+def rendered(result: SolveResult, assignments_json: bytes | bytearray) -> Rendered:
+    """`result` (one built without assignments) with `assignments_json` (its roster's
+    `assignments` as JSON) spliced in: the result's JSON exactly as `model_dump_json`
+    writes it."""
+    small = result.__pydantic_serializer__.to_json(result)
+    empty = _HEAD + b"[]"
+    if result.assignments or not small.startswith(empty):
+        raise ValueError("rendered: the result must have no assignments")
+    return Rendered(summary_of(result), b"".join((_HEAD, assignments_json, small[len(empty):])))
+
+
+def render(result: SolveResult) -> Rendered:
+    """A whole result rendered (the pure-Python path)."""
+    return Rendered(summary_of(result), result.__pydantic_serializer__.to_json(result))

@@ -35,7 +35,7 @@ import bisect
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ from shared.roster.compiled import (
     with_changes_as_requests,
     with_pins_as_rules,
 )
-from shared.roster.evaluator import evaluate, evaluate_rows
+from shared.roster.evaluator import Evaluation, evaluate, evaluate_rows
 from shared.roster.rowplan import Machine, RowPlanner, machine
 from shared.roster.rowrules import OFF, RUN_RULES, RowRules, row_breaks, row_feasible
 from shared.roster.solving import SolveControl, SolverRun
@@ -108,6 +108,9 @@ PUBLISH_ROWS = 10
 # the setup's time (which walks the same cells), and at most this share of the limit (a
 # request that big and a limit that short get no search at all).
 SCORE_SECONDS_PER_CELL = 1.5e-6
+# ... and with a `score` given (the C evaluator): 0.02-0.05 us a cell measured at the limits,
+# plus making the rows an array (~0.03 us), kept back at a few times that.
+FAST_SCORE_SECONDS_PER_CELL = 0.15e-6
 SCORE_SHARE = 0.9
 SCORE_VS_SETUP = 6.0
 # How far ahead of an even spread of its minimum minutes a bulk-made row keeps.
@@ -736,7 +739,9 @@ class Greedy:
         req = self.req
         everyone = np.arange(n)
         for d in range(D):
-            if d % 8 == 0 and self.stop():
+            # Every day: a day's numpy work over 5,000 rows took 10-40 ms on a loaded machine,
+            # so looking every 8 days held a cancel up to ~0.3 s.
+            if self.stop():
                 return
             w = weekend[d]
             if w >= 0 and (d == 0 or weekend[d - 1] != w):
@@ -842,8 +847,16 @@ class Greedy:
 
 
 def solve_greedy(
-    problem: Problem, *, time_limit: float, seed: int, control: SolveControl
+    problem: Problem,
+    *,
+    time_limit: float,
+    seed: int,
+    control: SolveControl,
+    score: Callable[[I32], Evaluation] | None = None,
 ) -> SolverRun:
+    """`score`, when given, is what scores the roster at the end (the C evaluator, which
+    `shared.solving.dispatch` passes for large rosters): it must return what `evaluate` does,
+    and it takes so little time that only `FAST_SCORE_SECONDS_PER_CELL` is kept back for it."""
     started = time.perf_counter()
     # Re-rostering: pins and change costs folded into what the planner knows (fixed days off,
     # requests), so it keeps the pins and prefers each cell's previous value.
@@ -860,33 +873,41 @@ def solve_greedy(
     # process pays for the garbage collector's passes over the request too, and reserving
     # six times that left no time to make any row at the size limits: at most 1.5 times the
     # cells' estimate.
-    by_cells = SCORE_SECONDS_PER_CELL * cells
-    reserve = max(by_cells, min(SCORE_VS_SETUP * setup, 1.5 * by_cells))
+    if score is not None:
+        reserve = FAST_SCORE_SECONDS_PER_CELL * cells
+    else:
+        by_cells = SCORE_SECONDS_PER_CELL * cells
+        reserve = max(by_cells, min(SCORE_VS_SETUP * setup, 1.5 * by_cells))
     g.deadline = started + time_limit - min(SCORE_SHARE * time_limit, reserve)
     control.progress.total_generations = 0  # time-limited: progress runs with the clock
     control.progress.phase = "greedy"  # shared.solving.progress.GREEDY
     g.construct()
     g.improve()
     g.publish()  # the roster held is the best: this also dates it
-    # The roster is scored as lists: the rows are valid by construction (every value is a
-    # shift index or OFF), so there is no array to convert back and check.
-    if search is problem:
+    # Without `score` the roster is scored as lists: the rows are valid by construction (every
+    # value is a shift index or OFF), so there is no array to convert back and check.
+    if score is not None:
+        roster = g.roster_array()
+        if search is not problem:
+            roster = set_pins(problem, roster)
+        verdict = score(roster)
+    elif search is problem:
         roster = None
-        score = evaluate_rows(problem, g.roster)
+        verdict = evaluate_rows(problem, g.roster)
     else:
         roster = set_pins(problem, g.roster_array())
-        score = evaluate(problem, roster)
+        verdict = evaluate(problem, roster)
     progress = control.progress
-    progress.best_hard = score.hard_violations
-    progress.best_penalty = score.penalty
+    progress.best_hard = verdict.hard_violations
+    progress.best_penalty = verdict.penalty
     progress.evaluations = g.evaluations + 1
     return SolverRun(
         roster=g.roster_array() if roster is None else roster,
         iterations=g.rounds,
         evaluations=g.evaluations + 1,
-        time_to_first_feasible_ms=g.first_feasible_ms if score.hard_violations == 0 else None,
+        time_to_first_feasible_ms=g.first_feasible_ms if verdict.hard_violations == 0 else None,
         time_to_best_ms=g.best_ms,
         cancelled=control.cancel.is_set(),
         timed_out=g.timed_out,
-        evaluation=score,
+        evaluation=verdict,
     )

@@ -6,7 +6,9 @@ docs/decisions/0003-crash-isolation.md). Here the C call runs in a child process
 `forkserver` (a clean interpreter with the solver modules preloaded, so the service's event
 loop and threads are never forked). The parent (in a thread of the service) streams the
 child's progress out of shared memory, carries cancel in through a shared Event, enforces a
-hard deadline (SIGKILL at time limit + grace) and reads the roster back from a pipe.
+hard deadline (SIGKILL at time limit + grace) and reads the result back over a socket pair:
+its summary pickled, its JSON (11-14 MB at the size limits) in a memory file whose descriptor
+the child passes over (docs/decisions/0020).
 
 A child that dies by a signal raises `SolverCrashed`, one killed by the watchdog raises
 `SolverTimedOut` (a TimeoutError, so the error class is `timeout`); both go to the fallback
@@ -20,6 +22,7 @@ named `__crash__...` runs the C solver with `crash_for_test=True` (a real segfau
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import multiprocessing
 import multiprocessing.connection
@@ -28,24 +31,30 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from multiprocessing import reduction
 from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
 from shared.errors import IsolatedSolveError, SolverCrashed, SolverTimedOut
+from shared.roster.evaluator import Rendered
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import Progress, SolveControl
-from shared.solving.dispatch import cells_of, finish_seconds, solve_request
+from shared.solving.dispatch import cells_of, finish_seconds, solve_rendered, solve_request
+from shared.streaming.gc_tuning import FULL_EVERY, MIDDLE_EVERY, YOUNG_THRESHOLD
 
-# The child copies its progress out this often, and looks at the shared cancel Event as often;
-# together with the parent's poll this keeps cancel far inside the 200 ms budget.
+# The child copies its progress out this often, the parent copies it in as often. A cancel is
+# not polled: a thread on each side waits on it and passes it on at once.
 CHILD_POLL_SECONDS = 0.02
 PARENT_POLL_SECONDS = 0.02
 # A cancelled child that has not answered by then (plus the time its roster takes to score,
 # build and send back, `finish_seconds` and TRANSFER_SECONDS_PER_CELL) is killed; the solve
-# then counts as cancelled without a roster.
-CANCEL_KILL_SECONDS = 1.0
+# then counts as cancelled without a roster. The column phase answers a cancel only between
+# its pricing rounds and LP solves: ~2 s at 120 x 200 measured (one round prices every row in
+# one C call), so 1 s here killed such solves and their rosters were lost.
+CANCEL_KILL_SECONDS = 5.0
 # Sending the result back: the child writes its JSON, the parent reads it (0.35 us per
-# employee-day measured at 5,000 x 366), kept back from the child's limit at twice that.
+# employee-day measured at 5,000 x 366 through a pipe, ~0.02 us now), kept back from the
+# child's limit at twice the old figure.
 TRANSFER_SECONDS_PER_CELL = 0.7e-6
 _FIELDS = (
     "generation",
@@ -79,7 +88,9 @@ HANG_NAME = "__hang__"
 
 _ctx = multiprocessing.get_context("forkserver")
 # Imported once in the fork server, so each child starts with numpy, cffi and the solver loaded.
-_ctx.set_forkserver_preload(["shared.solving.isolation", "shared.roster.evaluator", "csolver"])
+_ctx.set_forkserver_preload(
+    ["shared.solving.isolation", "shared.roster.evaluator", "csolver", "csolver.explain"]
+)
 
 
 @dataclass(frozen=True)
@@ -96,15 +107,13 @@ def switches_for(request: SolveRequest, enabled: bool) -> DebugSwitches:
     return DebugSwitches(crash=name.startswith(CRASH_NAME), hang=name.startswith(HANG_NAME))
 
 
-def solve_direct(
+def _act_on_switches(
     request: SolveRequest,
-    *,
     implementation: Implementation,
     time_limit: float,
     control: SolveControl,
-    switches: DebugSwitches = DebugSwitches(),
-) -> SolveResult:
-    """The solve itself, in whatever process calls it (the child, or a thread in thread mode)."""
+    switches: DebugSwitches,
+) -> None:
     # Both switches act on the C solver only, so the greedy fallback can still finish the job.
     if switches.hang and implementation is Implementation.GENERETIC:
         # Ignores its limit on purpose; only the watchdog (process mode) or cancel ends it.
@@ -123,7 +132,35 @@ def solve_direct(
             crash_for_test=True,
         )
         raise RuntimeError("the C crash switch returned instead of crashing")
+
+
+def solve_direct(
+    request: SolveRequest,
+    *,
+    implementation: Implementation,
+    time_limit: float,
+    control: SolveControl,
+    switches: DebugSwitches = DebugSwitches(),
+) -> SolveResult:
+    """The solve itself, in whatever process calls it (the child, or a thread in thread mode)."""
+    _act_on_switches(request, implementation, time_limit, control, switches)
     return solve_request(
+        request, implementation=implementation, time_limit=time_limit, control=control
+    )
+
+
+def solve_direct_rendered(
+    request: SolveRequest,
+    *,
+    implementation: Implementation,
+    time_limit: float,
+    control: SolveControl,
+    switches: DebugSwitches = DebugSwitches(),
+) -> Rendered:
+    """`solve_direct`, its result rendered as the JSON that is published (what a service
+    needs): at the size limits the roster never becomes Python objects."""
+    _act_on_switches(request, implementation, time_limit, control, switches)
+    return solve_rendered(
         request, implementation=implementation, time_limit=time_limit, control=control
     )
 
@@ -146,10 +183,14 @@ def _child(
     control = SolveControl()
     done = threading.Event()
 
+    def forward_cancel() -> None:
+        # Waits on the shared Event itself: the cancel reaches the search at once, not at the
+        # pump's next look (20 ms of a cancel's 200 ms).
+        cancel.wait()
+        control.cancel.set()
+
     def pump() -> None:
         while not done.wait(CHILD_POLL_SECONDS):
-            if cancel.is_set():
-                control.cancel.set()
             try:
                 os.kill(service_pid, 0)
             except ProcessLookupError:
@@ -159,25 +200,69 @@ def _child(
             _pack(control.progress, shared)
 
     threading.Thread(target=pump, name="isolation-pump", daemon=True).start()
+    threading.Thread(target=forward_cancel, name="isolation-cancel", daemon=True).start()
+
     try:
         request = SolveRequest.model_validate_json(request_json)
+        # The request's ~10^5 objects live as long as the child: out of the collector's way,
+        # and collections as rare as in a service (shared/streaming/gc_tuning.py), so none
+        # walks them while the result is built after a cancel.
+        gc.freeze()
+        gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_EVERY, FULL_EVERY)
         # The limit counts from the parent's call (one clock for both: CLOCK_MONOTONIC): the
         # process start, reading the request and sending the result back are inside it.
         transfer = TRANSFER_SECONDS_PER_CELL * cells_of(request)
         spent = time.monotonic() - started
-        result = solve_direct(
+        result = solve_direct_rendered(
             request,
             implementation=Implementation(implementation),
             time_limit=max(time_limit - spent - transfer, 0.05 * time_limit),
             control=control,
             switches=switches,
         )
-        conn.send(("ok", result.model_dump_json()))
+        # The parent parses only the summary; the JSON goes as it is.
+        _send_result(conn, result.summary.model_dump_json(), result.data)
     except BaseException as err:  # everything goes back to the parent, typed by name
         conn.send(("error", type(err).__name__, str(err)[:2000]))
     finally:
         done.set()
         conn.close()
+
+
+def _send_result(conn: multiprocessing.connection.Connection, summary: str, data: bytes) -> None:
+    """The result's JSON in an anonymous memory file whose descriptor goes over the socket:
+    through the connection itself (64 KiB at a time, each a hand-over between the two
+    processes) its 11-14 MB at the size limits took 50-80 ms of a cancel's 200 ms."""
+    if not hasattr(os, "memfd_create"):  # not Linux: through the connection
+        conn.send(("ok", summary, len(data), False))
+        conn.send_bytes(data)
+        return
+    fd = os.memfd_create("shiftstream-result", os.MFD_CLOEXEC)
+    try:
+        with open(fd, "wb", closefd=False) as f:
+            f.write(data)
+        conn.send(("ok", summary, len(data), True))
+        reduction.send_handle(conn, fd, os.getppid())
+    finally:
+        os.close(fd)  # the descriptor in flight keeps the file until the parent closes it
+
+
+def _receive_result(conn: multiprocessing.connection.Connection, size: int, by_fd: bool) -> bytes:
+    if not by_fd:
+        return conn.recv_bytes()
+    fd = reduction.recv_handle(conn)
+    try:
+        parts = []
+        at = 0
+        while at < size:
+            part = os.pread(fd, size - at, at)
+            if not part:
+                raise EOFError("the result's memory file is shorter than announced")
+            parts.append(part)
+            at += len(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def warm_up() -> None:
@@ -197,6 +282,27 @@ def solve_isolated(
     switches: DebugSwitches = DebugSwitches(),
 ) -> SolveResult:
     """Blocking: solve in a child process; call from a thread (the worker's to_thread)."""
+    return solve_isolated_rendered(
+        request,
+        implementation=implementation,
+        time_limit=time_limit,
+        control=control,
+        grace=grace,
+        switches=switches,
+    ).result()
+
+
+def solve_isolated_rendered(
+    request: SolveRequest,
+    *,
+    implementation: Implementation,
+    time_limit: float,
+    control: SolveControl,
+    grace: float,
+    switches: DebugSwitches = DebugSwitches(),
+) -> Rendered:
+    """`solve_isolated`, the result as the child rendered it: its JSON as sent, its summary
+    parsed (what a service publishes and reads, without parsing the roster)."""
     called = time.monotonic()
     cells = cells_of(request)
     cancel_grace = CANCEL_KILL_SECONDS + finish_seconds(cells, implementation)
@@ -204,7 +310,8 @@ def solve_isolated(
     shared = _ctx.Array("q", len(_FIELDS) + 2, lock=False)
     shared[3] = shared[4] = shared[_BOUND] = -1
     cancel = _ctx.Event()
-    receiver, sender = _ctx.Pipe(duplex=False)
+    # A socket pair (duplex), not a pipe: the result's memory file goes over it as a descriptor.
+    receiver, sender = _ctx.Pipe(duplex=True)
     proc = _ctx.Process(
         target=_child,
         args=(
@@ -233,17 +340,30 @@ def solve_isolated(
 
     control.refresh = copy_progress
     answer: tuple[Any, ...] | None = None
+    finished = threading.Event()
+
+    def forward_cancel() -> None:
+        # A cancel is passed on the moment it is set, not at the loop's next poll below.
+        while not finished.is_set():
+            if control.cancel.wait(PARENT_POLL_SECONDS):
+                cancel.set()
+                return
+
+    threading.Thread(target=forward_cancel, name="isolation-cancel", daemon=True).start()
     try:
         while answer is None:
             if receiver.poll(PARENT_POLL_SECONDS):
                 try:
                     answer = receiver.recv()
-                except EOFError:  # the child is gone without a word
+                    if answer[0] == "ok":  # the JSON follows
+                        answer = (*answer[:2], _receive_result(receiver, *answer[2:]))
+                except (EOFError, OSError, RuntimeError):  # the child died without a (whole) word
+                    answer = None
                     break
                 break
             copy_progress()
             now = time.monotonic()
-            if control.cancel.is_set() and not cancel.is_set():
+            if control.cancel.is_set() and cancel_deadline is None:
                 cancel.set()
                 cancel_deadline = now + cancel_grace
             if not proc.is_alive() and not receiver.poll(0):
@@ -257,6 +377,7 @@ def solve_isolated(
                 _kill(proc)
                 raise RuntimeError("cancelled solver did not stop in time; killed")
     finally:
+        finished.set()
         receiver.close()
         if answer is None:
             # A child that just closed its pipe by dying is reaped first, so its own signal
@@ -271,7 +392,7 @@ def solve_isolated(
             raise SolverCrashed(f"solver process died by {signal.Signals(-code).name}")
         raise SolverCrashed(f"solver process exited with code {code} without an answer")
     if answer[0] == "ok":
-        return SolveResult.model_validate_json(answer[1])
+        return Rendered(SolveResult.model_validate_json(answer[1]), answer[2])
     raise IsolatedSolveError(answer[1], answer[2])
 
 

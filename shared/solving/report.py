@@ -18,6 +18,7 @@ from shared.jobs.messages import (
     Severity,
 )
 from shared.observability.tracing import record_failure
+from shared.roster.evaluator import Rendered
 from shared.roster.model import Implementation, SolveResult
 from shared.streaming.broker import Service
 
@@ -47,15 +48,25 @@ class Reports:
         self.names = svc.names
 
     async def completed(
-        self, job: Job, result: SolveResult, elapsed_ms: float, used: Implementation, pipe: Any
+        self,
+        job: Job,
+        solved: SolveResult | Rendered,
+        elapsed_ms: float,
+        used: Implementation,
+        pipe: Any,
     ) -> None:
+        """`solved` rendered already (a guarded solve's) is published as rendered."""
+        if isinstance(solved, Rendered):
+            result, text = solved.summary, solved.json
+        else:
+            result, text = solved, solved.model_dump_json()
         self.svc.metrics.solve_time(elapsed_ms, used.value)
         self.svc.metrics.job_out("completed", solver=used.value)
         await self.svc.publish(
             Outcome(
                 kind=OutcomeKind.COMPLETED,
                 job_id=job.job_id,
-                result=result.model_dump_json(),
+                result=text,
                 solve_time_ms=round(elapsed_ms, 1),
                 solver_used=used.value,
                 attempts=job.attempt,

@@ -27,9 +27,15 @@ from shared.jobs.lease import lease
 from shared.jobs.messages import Job, now
 from shared.jobs.records import JobRecords, JobState, is_cancelled
 from shared.observability.tracing import SolveSpan, solve_span
-from shared.roster.model import Implementation, SolveRequest, SolveResult
+from shared.roster.evaluator import Rendered
+from shared.roster.model import Implementation, SolveRequest
 from shared.roster.solving import SolveControl
-from shared.solving.isolation import solve_direct, solve_isolated, switches_for, warm_up
+from shared.solving.isolation import (
+    solve_direct_rendered,
+    solve_isolated_rendered,
+    switches_for,
+    warm_up,
+)
 from shared.solving.progress import ProgressReporter
 from shared.solving.report import Reports
 from shared.streaming.broker import Service
@@ -128,16 +134,17 @@ class SolveRunner:
 
     async def run(
         self, job: Job, request: SolveRequest, implementation: Implementation
-    ) -> tuple[SolveResult, float]:
-        """Solve `request` for `job`: the result and the solve's wall time in ms."""
+    ) -> tuple[Rendered, float]:
+        """Solve `request` for `job`: the result (rendered: its JSON and its summary) and the
+        solve's wall time in ms."""
         with solve_span(job.job_id, job.attempt, implementation.value) as span:
             result, elapsed_ms = await self._watch(job, request, implementation, span)
-            span.finished(result)
+            span.finished(result.summary)
         return result, elapsed_ms
 
     async def _watch(
         self, job: Job, request: SolveRequest, implementation: Implementation, span: SolveSpan
-    ) -> tuple[SolveResult, float]:
+    ) -> tuple[Rendered, float]:
         time_limit = self.time_limit(request)
         control = SolveControl()
         reporter = ProgressReporter(
@@ -212,12 +219,12 @@ class SolveRunner:
         implementation: Implementation,
         time_limit: float,
         control: SolveControl,
-    ) -> SolveResult:
+    ) -> Rendered:
         switches = switches_for(request, self.s.shiftstream_test_crash)
         # Only C can segfault: greedy stays in-process, where a tiny job costs microseconds
         # instead of a process start.
         if implementation is Implementation.GENERETIC and self.s.solver_isolation == "process":
-            return solve_isolated(
+            return solve_isolated_rendered(
                 request,
                 implementation=implementation,
                 time_limit=time_limit,
@@ -225,7 +232,7 @@ class SolveRunner:
                 grace=self.s.solver_watchdog_grace_seconds,
                 switches=switches,
             )
-        return solve_direct(
+        return solve_direct_rendered(
             request,
             implementation=implementation,
             time_limit=time_limit,
