@@ -41,6 +41,21 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_EJECT_SHARE
 #define GR_EJECT_SHARE 25
 #endif
+/* Long horizons (decision 0018): the fill share goes to the targeted cover move, this many
+ * percent of the proposals, the other moves scaled down in proportion */
+#ifndef GR_LONG_DAYS
+#define GR_LONG_DAYS 84
+#endif
+#ifndef GR_COVER_SHARE
+#define GR_COVER_SHARE 20
+#endif
+/* The walk's hard weight on long horizons: the rules are kept, not traded (decision 0018).
+ * With the default 100 the walk on Instance 24 left feasibility in the hot phase and, in
+ * about half of the runs, did not find it again before the end: the anneal then handed back
+ * its feasible start. */
+#ifndef GR_LONG_HARD_WEIGHT
+#define GR_LONG_HARD_WEIGHT 100000
+#endif
 #define CALIBRATION_ITERATIONS 200000
 
 
@@ -201,6 +216,14 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .eject_share = GR_EJECT_SHARE,
                        .eject_cover = GR_EJECT_COVER};
     memcpy(ls.cum, cum, sizeof cum);
+    if (p->n_days >= GR_LONG_DAYS) {
+        ls.hard_weight = GR_LONG_HARD_WEIGHT;
+        ls.cover_move = 1;
+        const int32_t rest = 100 - GR_COVER_SHARE;
+        ls.cum[0] = GR_COVER_SHARE;
+        for (int i = 1; i < 4; i++)
+            ls.cum[i] = GR_COVER_SHARE + (cum[i] - cum[0]) * rest / (100 - cum[0]);
+    }
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run
      * with an evaluation budget is reproducible. Without a budget the total is planned from
