@@ -275,6 +275,8 @@ typedef struct {
     int32_t eject_cover;  /* percent of the chains started from a short slot, not a request */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
+    int32_t cover_move;  /* non-zero: the fill share goes to the targeted cover move (long
+                            horizons, decision 0018) */
     int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
                             the rest are block moves */
 } gr_ls_params;

@@ -79,11 +79,104 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
+/* Days either side of a short slot where a relocated shift may come from */
+#define COVER_SPAN 14
+
+/* Cover move (long horizons): a short slot (d, s) taken by an employee whose minutes stay
+ * about where they are. On 364 days every employee's minutes window is 720 minutes wide and
+ * most rows sit at an edge of it, so a single cell added or dropped breaks it (hard), and the
+ * random fill below rarely finds the one colleague who could take the slot. Here the taker is
+ * drawn among those allowed s on d, preferring one who works an over-covered slot that day
+ * (a type change: cover moves from a surplus to the gap) and else one who is off and gives up
+ * a shift of the same length on a nearby day, an over-covered one when there is such a day
+ * (the shift is relocated: minutes kept). Instance 24 at 20 s: 3 086 short 480-minute slots
+ * against 460 over, 4 070 over 600-minute ones against 844 short. */
+static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
+{
+    const int32_t E = st->E, D = st->D, S = st->S;
+    const gr_problem *p = st->p;
+    int32_t d = -1, s = -1;
+    for (int tries = 0; tries < 8 && d < 0; tries++) {
+        int32_t dd = gr_rng_below(rng, D), ss = gr_rng_below(rng, S);
+        int64_t k = (int64_t)dd * S + ss;
+        if (st->cover[k] < p->cover_req[k]) {
+            d = dd;
+            s = ss;
+        }
+    }
+    if (d < 0)
+        return 0;
+    /* takers: from an over-covered slot that day (class 1), or off that day (class 0) and
+     * free to work its weekend (most employees of Instance 24 have spent their weekends, and
+     * most of its short slots are on weekends) */
+    const int32_t w = p->weekend[d];
+    int32_t pick1 = -1, n1 = 0, pick0 = -1, n0 = 0;
+    for (int32_t x = 0; x < E; x++) {
+        int32_t v = st->roster[(int64_t)x * D + d];
+        if (v == s || !allowed(st, x, d, s))
+            continue;
+        if (v >= 0) {
+            if (st->cover[(int64_t)d * S + v] > p->cover_req[(int64_t)d * S + v] &&
+                !gr_pinned(p, (int64_t)x * D + d) && gr_rng_below(rng, ++n1) == 0)
+                pick1 = x;
+        } else if ((w < 0 || st->wk_days[(int64_t)x * st->W + w] > 0 ||
+                    st->wk_worked[x] < p->max_weekends[x]) &&
+                   gr_rng_below(rng, ++n0) == 0) {
+            pick0 = x;
+        }
+    }
+    int32_t e = pick1 >= 0 && (pick0 < 0 || gr_rng_below(rng, 2)) ? pick1 : pick0;
+    if (e < 0)
+        return 0;
+    const int32_t *row = st->roster + (int64_t)e * D;
+    int32_t a = d, b = d, d2 = -1;
+    if (row[d] < 0) {
+        /* the day given up: same length and over-covered best, then same length, then any
+         * over-covered worked day */
+        int32_t lo = d - COVER_SPAN < 0 ? 0 : d - COVER_SPAN;
+        int32_t hi = d + COVER_SPAN >= D ? D - 1 : d + COVER_SPAN;
+        int best = -1, ties = 0;
+        for (int32_t x = lo; x <= hi; x++) {
+            int32_t v = row[x];
+            if (x == d || v < 0 || gr_pinned(p, (int64_t)e * D + x))
+                continue;
+            int score = 2 * (p->length[v] == p->length[s]) +
+                        (st->cover[(int64_t)x * S + v] > p->cover_req[(int64_t)x * S + v]);
+            if (score == 0)
+                continue;
+            if (score > best) {
+                best = score;
+                ties = 1;
+                d2 = x;
+            } else if (score == best && gr_rng_below(rng, ++ties) == 0) {
+                d2 = x;
+            }
+        }
+        if (d2 >= 0 && d2 < a)
+            a = d2;
+        else if (d2 > b)
+            b = d2;
+    }
+    for (int32_t x = a; x <= b; x++)
+        v1[x - a] = row[x];
+    v1[d - a] = s;
+    if (d2 >= 0)
+        v1[d2 - a] = -1;
+    m->kind = 0;
+    m->e1 = e;
+    m->a = a;
+    m->b = b;
+    m->d1 = gr_state_delta(st, e, a, b, v1, 1);
+    return 1;
+}
+
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
                    int32_t *v2)
 {
     const int32_t E = st->E, D = st->D;
     int32_t r = gr_rng_below(rng, 100);
+    if (r < FILL_END && lp->cover_move)
+        return propose_cover(st, rng, m, v1);
     if (r < FILL_END) { /* fill: put someone on an under-covered (day, shift), maybe giving up a
                           nearby working day so that the employee's total work stays put */
         const int32_t S = st->S;
