@@ -18,8 +18,8 @@ from pydantic_core import to_json
 
 from csolver._generetic import ffi, lib
 from shared.roster.compiled import FREE, I32, Problem
-from shared.roster.evaluator import Evaluation, Tallies
-from shared.roster.model import ConstraintMatch, RuleScore, trusted
+from shared.roster.evaluator import Evaluation, Tallies, rule_score
+from shared.roster.model import ConstraintMatch
 from shared.roster.rules import RULES, _match, _shown, _span
 
 __all__ = ["Explainer"]
@@ -129,24 +129,7 @@ class Explainer:
             by_rule[rule].append(formats[rule](*fields))
         if p.previous is not None:
             by_rule[_CHANGES] = _changes(p, arr)
-        scores = []
-        for rule, matches in zip(RULES, by_rule, strict=True):
-            hard = penalty = 0
-            for m in matches:
-                hard += m.hard_violations
-                penalty += m.penalty
-            scores.append(
-                trusted(
-                    RuleScore,
-                    {
-                        "rule": rule.name,
-                        "hard": rule.hard,
-                        "hard_violations": hard,
-                        "penalty": penalty,
-                        "matches": matches,
-                    },
-                )
-            )
+        scores = [rule_score(r, m) for r, m in zip(RULES, by_rule, strict=True)]
         tallies = Tallies(
             minutes=self.minutes.tolist(), shifts=self.shifts.tolist(), cover=self.cover.tolist()
         )

@@ -19,7 +19,7 @@ from shared.roster.model import (
     Uncovered,
     trusted,
 )
-from shared.roster.rules import RULES, Rows, Tallied, cover_counts, total_minutes
+from shared.roster.rules import RULES, Rows, Rule, Tallied, cover_counts, total_minutes
 
 
 @dataclass(frozen=True)
@@ -105,26 +105,26 @@ def evaluate_rows(problem: Problem, rows: Rows) -> Evaluation:
     """`evaluate` of a roster given as lists that are known to pass `checked_rows`."""
     if not isinstance(rows, Tallied):
         rows = Tallied(rows)
-    scores = []
-    for rule in RULES:
-        matches = rule.check(problem, rows)
-        hard_violations = penalty = 0
-        for m in matches:
-            hard_violations += m.hard_violations
-            penalty += m.penalty
-        scores.append(
-            trusted(
-                RuleScore,
-                {
-                    "rule": rule.name,
-                    "hard": rule.hard,
-                    "hard_violations": hard_violations,
-                    "penalty": penalty,
-                    "matches": matches,
-                }
-            )
-        )
+    scores = [rule_score(rule, rule.check(problem, rows)) for rule in RULES]
     return Evaluation(tuple(scores), rows)
+
+
+def rule_score(rule: Rule, matches: list[ConstraintMatch]) -> RuleScore:
+    """One rule's line of the breakdown: its matches and their totals."""
+    hard_violations = penalty = 0
+    for m in matches:
+        hard_violations += m.hard_violations
+        penalty += m.penalty
+    return trusted(
+        RuleScore,
+        {
+            "rule": rule.name,
+            "hard": rule.hard,
+            "hard_violations": hard_violations,
+            "penalty": penalty,
+            "matches": matches,
+        },
+    )
 
 
 def assignments_of(problem: Problem, roster: I32) -> list[list[str | None]]:
