@@ -43,8 +43,13 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
         int64_t bound;
         /* the table DP first (fast on small rows; exact when its row keeps every maximum) */
         st.price = cell_cost + (int64_t)e * D * V;
-        int table = gr_table_row(&st, e, -1, 0, row) && gr_row_keeps_maxima(p, e, row);
+        const int64_t *cell = gr_row_costs(&st, e, -1, 0);
         st.price = NULL;
+        if (!cell) {
+            gr_state_free(&st);
+            return GR_ERR_NOMEM;
+        }
+        int table = gr_table_row(&st, e, cell, row) && gr_row_keeps_maxima(p, e, row);
         if (table) {
             int64_t c = 0;
             for (int32_t d = 0; d < D; d++)
