@@ -87,6 +87,7 @@ REGION_LP_SHARE = 0.5
 MIN_WINDOW = 7
 FORBIDDEN = np.iinfo(np.int64).max
 UNKNOWN = np.iinfo(np.int64).min
+PROVEN_NONE = np.iinfo(np.int64).max  # gr_price_rows_bounded: no row keeps every rule
 PIN_FREE = -2  # GR_FREE: a cell the request does not pin
 # gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
 CAPPED = -2
@@ -405,6 +406,7 @@ class _Sub:
         # the best Lagrangian bound seen (whole problem, nothing fixed), and its prices
         self.lower = -math.inf
         self.center: npt.NDArray[np.float64] | None = None
+        self.estimate = -math.inf  # the Lagrangian estimate at the centre
 
     def base_cost(self) -> float:
         """The base roster's objective in this master (its rows and the region's cover)."""
@@ -443,8 +445,10 @@ class _Sub:
         self.pricing += time.monotonic() - began
         self.rounds += 1
         pb.priced(int(self.region.emps.size))
-        if (hard == -1).any():
+        if ((hard == -1) & (self.pricer.bound == PROVEN_NONE)).any():
             return -1
+        # a search that stopped at its cap before it found a row (hard -1, with a bound)
+        # leaves that employee without a new column this round; the others still count
         valid = (hard == 0) | (hard == CAPPED)
         local = rows[:, a:b]
         m = local.shape[0]
@@ -470,7 +474,16 @@ class _Sub:
                      - m * n * 0.5 / SCALE)
             known = (hard == 0).all() or (self.pricer.bound[hard != 0] != UNKNOWN).all()
             if known and bound > self.lower:
-                self.lower, self.center = bound, at.copy()
+                self.lower = bound
+            # The smoothing's centre: the prices where the Lagrangian function, estimated
+            # with the rows found (a capped row's cost is at least the cheapest's), is
+            # highest. It equals the bound when every row is exact. Centred on the bound
+            # alone, a capped search's weak bound kept the centre at early prices (Instance
+            # 15: the bound stalled at round 10 and most later rounds mispriced).
+            found = np.where(valid, requests - at_mu, self.pricer.bound / SCALE)
+            estimate = float((self.master.req * at).sum()) + float(found.sum())
+            if (valid | (self.pricer.bound != UNKNOWN)).all() and estimate > self.estimate:
+                self.estimate, self.center = estimate, at.copy()
         return added
 
     def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0) -> bool:
@@ -487,6 +500,9 @@ class _Sub:
             if k == most:  # the LP is solved over the last rows added; stop there
                 break
             pi, mu = master.duals()
+            _log.debug("LP %d: %.1f, bound %.1f, %d rows, pricing %.2f s in %d rounds", k,
+                       master.objective(), self.lower, len(master.rows), self.pricing,
+                       self.rounds)
             if smooth > 0 and self.center is not None:
                 at = smooth * self.center + (1 - smooth) * mu
                 added = self.price_round(pi, mu, self._boxed(at))
@@ -624,6 +640,10 @@ def solve_by_columns(
         if dives:
             root_sub.restart()
             root_sub.generate(deadline)
+        elif not converged:
+            # the root's last solve may have stopped at its time limit, mid-pivot: the dive
+            # reads the LP's values, so they must be an optimum over the rows it has
+            root_sub.master.solve(left * DIVE_SHARE)
         roster = root_sub.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
@@ -761,7 +781,9 @@ def _dive(
             bar |= (owner == emp) & (rows[:, day] != (-1 if val == s else val))
         master.bar(np.nonzero(bar)[0])
         steps += 1
-        generate(DIVE_ROUNDS)
+        done = generate(DIVE_ROUNDS)
+        _log.debug("dive step %d: %d cells fixed, LP %.1f (%s)", steps, len(fixed),
+                   master.objective(), done)
     if not master.rows:
         return None
     x = master.values()
