@@ -75,6 +75,13 @@ ROOT_ROUNDS = 40
 # (Instance 17 at 7 s: 0.2 %); further off, its dive is slow and poor (Instance 20 at 15 s:
 # 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
 NEAR_ROOT = 0.05
+# Beyond the GA's sizes, a root whose first PACE_FROM rounds say that ROOT_ROUNDS would take
+# more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 15:
+# the root's 15 s never converged, and the GA alone ended 8 % better; decision 0019). Its
+# rounds get slower as it goes, so a root that passes this test may still not converge.
+PACE = True
+PACE_FROM = 3
+PACE_SLACK = 1.5
 # Dives from the root before fix-and-optimise takes over from the best roster.
 ROOT_DIVES = 1 << 30
 # Fix-and-optimise: a region's first size in cells (employees x days), its time, the share of
@@ -486,13 +493,21 @@ class _Sub:
                 self.estimate, self.center = estimate, at.copy()
         return added
 
-    def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0) -> bool:
+    def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0,
+                 pace: bool = False) -> bool:
         """Columns until none improves (True), or time is up, or after `most` LP solves. With
         `smooth` > 0, pricing is at the prices pulled that far toward the best bound's
-        (Wentges smoothing), and at the LP's own when that finds nothing."""
+        (Wentges smoothing), and at the LP's own when that finds nothing. With `pace`, it
+        gives up once ROOT_ROUNDS rounds at the speed of those so far clearly cannot fit."""
         master = self.master
+        began = time.monotonic()
         for k in range(most + 1):
             if self.pb.stop():
+                break
+            now = time.monotonic()
+            if pace and k >= PACE_FROM and ((now - began) / k * (ROOT_ROUNDS - k)
+                                             > PACE_SLACK * (until - now)):
+                _log.debug("root given up after %d rounds", k)
                 break
             left = until - time.monotonic()
             if left <= 0 or not master.solve(left):
@@ -605,7 +620,8 @@ def solve_by_columns(
         pb.consider(rows0)
     converged = False
     if root and d * s <= MAX_COVER_ROWS:
-        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH)
+        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH,
+                                      pace=PACE and not (d <= GA_DAYS and e * d <= GA_CELLS))
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)
