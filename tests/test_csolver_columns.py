@@ -144,3 +144,32 @@ def test_windows_keep_the_roster_feasible_and_never_worse(i: int) -> None:
     assert out is not None and out.penalty == offered[-1]
     assert offered == sorted(offered, reverse=True) and len(set(offered)) == len(offered)
     assert out.lower_bound is None or out.lower_bound <= {17: 5746, 18: 4459}[i]
+
+
+@pytest.mark.parametrize("i", [15, 17])
+def test_a_dive_from_an_unconverged_root_offers_feasible_rosters(
+        i: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root tried whatever its pace, cut off by its time and dived from (its last LP solve
+    may have stopped mid-pivot): every roster offered is hard-feasible at its penalty and
+    better than the last, and the bound, over rows the label search may have capped, is still
+    a bound (Instance 15's pricing caps some rows)."""
+    from csolver import column_generation as cg
+
+    monkeypatch.setattr(cg, "ROOT_ROUNDS", 1)
+    monkeypatch.setattr(cg, "PACE", False)
+    monkeypatch.setattr(cg, "NEAR_ROOT", 1e9)
+    p = instance(i)
+    packed = _Packed(p)
+    offered: list[int] = []
+
+    def offer(roster: np.ndarray, penalty: int) -> None:
+        score = evaluate(p, roster)
+        assert score.hard_violations == 0 and score.penalty == penalty
+        offered.append(penalty)
+
+    now = time.monotonic()
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 6,
+                           root_deadline=now + 2, stop=lambda: False, offer=offer)
+    assert out is not None and offered and out.penalty == offered[-1]
+    assert offered == sorted(offered, reverse=True)
+    assert out.lower_bound is None or out.lower_bound <= {15: 3828, 17: 5746}[i]
