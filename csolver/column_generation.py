@@ -99,6 +99,10 @@ PIN_FREE = -2  # GR_FREE: a cell the request does not pin
 # gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
 CAPPED = -2
 COST_LIMIT = 1 << 40
+# A pricing call cannot be interrupted: a round is priced in slices of employees of about this
+# many seconds, and stops between them when asked (a round of Instance 15 takes 0.5-1 s under
+# load, of 13 0.5-2 s; the cancel must be seen within 200 ms).
+SLICE_SECONDS = 0.05
 
 
 def _build_first_highs_quietly() -> None:
@@ -261,21 +265,30 @@ class _Pricer:
         self.hard = np.full(e, -1, dtype=np.int64)
         # a lower bound on each employee's cheapest row (in 1/SCALE points); INT64_MIN: none
         self.bound = np.zeros(e, dtype=np.int64)
+        self.slice = 1  # employees priced per C call (grown to SLICE_SECONDS a call)
 
-    def price(self, cost: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
-                                                           npt.NDArray[np.int64]]:
+    def price(self, cost: npt.NDArray[np.int64], stop: Callable[[], bool] = lambda: False,
+              ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]] | None:
         """Each employee's cheapest row under `cost` and its status: 0 rule-abiding and
         cheapest, CAPPED rule-abiding but not proven cheapest (`bound` then holds a lower
-        bound), -1 no row."""
-        code = lib.gr_price_rows_bounded(
-            self.c,
-            ffi.cast("int64_t *", ffi.from_buffer(cost)),
-            ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
-            ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
-            ffi.cast("int64_t *", ffi.from_buffer(self.bound)),
-        )
-        if code != 0:
-            raise RuntimeError(f"gr_price_rows failed with code {code}")
+        bound), -1 no row. None when `stop` said so between two slices of employees."""
+        args = (self.c, ffi.cast("int64_t *", ffi.from_buffer(cost)),
+                ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
+                ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
+                ffi.cast("int64_t *", ffi.from_buffer(self.bound)))
+        first = 0
+        while first < self.e:
+            if stop():
+                return None
+            count = min(self.e - first, self.slice)
+            began = time.monotonic()
+            code = lib.gr_price_rows_range(*args, first, count)
+            if code != 0:
+                raise RuntimeError(f"gr_price_rows_range failed with code {code}")
+            # the next slice sized to take about SLICE_SECONDS at this slice's speed
+            spent = max(time.monotonic() - began, 1e-6)
+            self.slice = int(min(self.e, max(1, SLICE_SECONDS * count / spent)))
+            first += count
         return self.rows, self.hard
 
 
@@ -448,8 +461,11 @@ class _Sub:
             cost[i, a + day, :] = FORBIDDEN
             cost[i, a + day, val] = keep
         began = time.monotonic()
-        rows, hard = self.pricer.price(cost)
+        got = self.pricer.price(cost, pb.stop)
         self.pricing += time.monotonic() - began
+        if got is None:
+            return -1  # stopped: not a round that found nothing
+        rows, hard = got
         self.rounds += 1
         pb.priced(int(self.region.emps.size))
         if ((hard == -1) & (self.pricer.bound == PROVEN_NONE)).any():
@@ -597,7 +613,10 @@ def solve_by_columns(
     pb.hold_pins(costs0, np.arange(e))
     first = np.arange(min(e, PROBE_EMPLOYEES))
     probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
-    rows_a, hard_a = probe.price(np.ascontiguousarray(costs0[first]))
+    got = probe.price(np.ascontiguousarray(costs0[first]), stop)
+    if got is None:
+        return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)
+    rows_a, hard_a = got
     rows0, hard0 = np.full((e, d), -1, np.int32), np.full(e, -1, np.int64)
     rows0[first], hard0[first] = rows_a, hard_a
     if first.size < e:
@@ -605,8 +624,11 @@ def solve_by_columns(
         if per_row * (e - first.size) > ROUND0_SHARE * (deadline - time.monotonic()):
             return ColumnOutcome(penalty=None, lower_bound=None, proven_optimal=False)
         rest = np.arange(first.size, e)
-        rows_b, hard_b = _employee_pricer(c_problem, arrays, rest, d, s).price(
-            np.ascontiguousarray(costs0[rest]))
+        got = _employee_pricer(c_problem, arrays, rest, d, s).price(
+            np.ascontiguousarray(costs0[rest]), stop)
+        if got is None:
+            return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)
+        rows_b, hard_b = got
         rows0[rest], hard0[rest] = rows_b, hard_b
     priced(e)
     # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
