@@ -103,6 +103,11 @@ COST_LIMIT = 1 << 40
 # many seconds, and stops between them when asked (a round of Instance 15 takes 0.5-1 s under
 # load, of 13 0.5-2 s; the cancel must be seen within 200 ms).
 SLICE_SECONDS = 0.05
+# Labels the exact row search may keep per row in pricing beyond the GA's sizes (C's default is
+# 2^17; 364-day rows stay quick). Near the root's optimum a few rows of Instance 15 ran to 2^17
+# labels at 0.4-0.5 s each, and a round took 6-10 s; at 2^14 those rounds were 3.5x faster and
+# the rows 1 % dearer in sum. A capped row is rule-abiding with a valid bound (0013, 0019).
+LABEL_CAP = 1 << 14
 
 
 def _build_first_highs_quietly() -> None:
@@ -257,8 +262,10 @@ def request_penalties(arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
 
 
 class _Pricer:
-    def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None) -> None:
+    def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None,
+                 label_cap: int = -1) -> None:
         self.c = c_problem
+        self.label_cap = label_cap  # gr_price_rows_range's (-1: C's default)
         self.keep = keep  # the buffers a sub-problem's struct points into
         self.e, self.d, self.s = e, d, s
         self.rows = np.full((e, d), -1, dtype=np.int32)
@@ -282,7 +289,7 @@ class _Pricer:
                 return None
             count = min(self.e - first, self.slice)
             began = time.monotonic()
-            code = lib.gr_price_rows_range(*args, first, count)
+            code = lib.gr_price_rows_range(*args, self.label_cap, first, count)
             if code != 0:
                 raise RuntimeError(f"gr_price_rows_range failed with code {code}")
             # the next slice sized to take about SLICE_SECONDS at this slice's speed
@@ -298,7 +305,8 @@ _SHARED = ("length", "forbidden", "weekend", "cover_req", "cover_under", "cover_
 
 
 def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
-                     emps: npt.NDArray[np.intp], d: int, s: int) -> _Pricer:
+                     emps: npt.NDArray[np.intp], d: int, s: int, label_cap: int = -1,
+                     ) -> _Pricer:
     """A pricer for some employees only: the problem's struct cut down to their rules. Pricing
     reads requests and cover from the cost table alone, so the cut struct has no requests."""
     keep: dict[str, npt.NDArray[Any]] = {
@@ -320,7 +328,7 @@ def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
                        ffi.from_buffer(buf))
         casts.append(ptr)
         setattr(c, name, ptr)
-    return _Pricer(c, n, d, s, keep=(keep, casts))
+    return _Pricer(c, n, d, s, keep=(keep, casts), label_cap=label_cap)
 
 
 @dataclass
@@ -347,7 +355,11 @@ class _Problem:
         self.req = np.asarray(arrays["cover_req"], np.float64).reshape(d, s)
         self.under = np.asarray(arrays["cover_under"], np.float64).reshape(d, s)
         self.over = np.asarray(arrays["cover_over"], np.float64).reshape(d, s)
-        self.pricer = _Pricer(c_problem, e, d, s)
+        # the label search's cap in pricing: C's default (2^17) up to the GA's sizes, where
+        # the dives need the cheapest rows (Instance 8 at 10 s, seeds 3-8: 3.69 % at 2^17,
+        # 7.03 % at 2^14); LABEL_CAP beyond
+        self.label_cap = -1 if d <= GA_DAYS and e * d <= GA_CELLS else LABEL_CAP
+        self.pricer = _Pricer(c_problem, e, d, s, label_cap=self.label_cap)
         self.stop, self._offer, self.priced = stop, offer, priced
         # cells pinned by the request (GR_FREE = -2: not pinned); every priced row keeps them
         pin = arrays.get("pin")
@@ -405,7 +417,7 @@ class _Sub:
                 req[:, k] -= (part == k).sum(axis=0)
         self.master = _Master(int(emps.size), self.n_days, s, req, pb.under[a:b], pb.over[a:b])
         self.pricer = (pb.pricer if emps.size == e
-                       else _employee_pricer(pb.c, pb.arrays, emps, d, s))
+                       else _employee_pricer(pb.c, pb.arrays, emps, d, s, pb.label_cap))
         self.pen = pb.pen[emps, a:b]  # [e', n, S+1]
         self.template = np.zeros((emps.size, d, s + 1), dtype=np.int64)
         if base is not None:
@@ -612,7 +624,8 @@ def solve_by_columns(
     costs0 = np.ascontiguousarray(np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT))
     pb.hold_pins(costs0, np.arange(e))
     first = np.arange(min(e, PROBE_EMPLOYEES))
-    probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
+    probe = (pb.pricer if first.size == e
+             else _employee_pricer(c_problem, arrays, first, d, s, pb.label_cap))
     got = probe.price(np.ascontiguousarray(costs0[first]), stop)
     if got is None:
         return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)
@@ -624,7 +637,7 @@ def solve_by_columns(
         if per_row * (e - first.size) > ROUND0_SHARE * (deadline - time.monotonic()):
             return ColumnOutcome(penalty=None, lower_bound=None, proven_optimal=False)
         rest = np.arange(first.size, e)
-        got = _employee_pricer(c_problem, arrays, rest, d, s).price(
+        got = _employee_pricer(c_problem, arrays, rest, d, s, pb.label_cap).price(
             np.ascontiguousarray(costs0[rest]), stop)
         if got is None:
             return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)

@@ -188,19 +188,21 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
  * gr_price_rows_bounded with the search effort chosen: label_cap = labels the exact search may
  * keep per row (~50 bytes each) before it returns its rule-abiding incumbent (hard_out -2);
  * 0 = no exact search (rows are rule-abiding, exact only when the bounds prove it: a few ms
- * on 364 days); -1 = the default of gr_price_rows: 2^14, but 0 on rows whose minutes table
+ * on 364 days); -1 = the default of gr_price_rows: 2^17, but 0 on rows whose minutes table
  * passes 2^19 entries (364 days: the exact search takes ~0.3 s a row there).
  */
 int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                          int64_t *hard_out, int64_t *bound_out, int64_t label_cap);
 
 /*
- * gr_price_rows_bounded for employees [first, first + count) only (same layouts, the full
- * problem's arrays; nothing outside the range is read from cell_cost or written). A caller
+ * gr_price_rows_effort for employees [first, first + count) only (same layouts, the full
+ * problem's arrays; nothing outside the range is read from cell_cost or written), except that
+ * a label_cap >= 0 applies only to rows that are not large (large rows stay quick). A caller
  * prices a round in such slices to stop between them: a whole round of Instance 15 takes
  * ~0.5-1 s, and a call cannot be interrupted (decision 0019). GR_ERR_CONFIG: a bad range.
  */
 int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
-                        int64_t *hard_out, int64_t *bound_out, int32_t first, int32_t count);
+                        int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                        int32_t count);
 
 #endif

@@ -224,12 +224,8 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
 /* label_cap: labels the exact search may keep (~50 bytes each) before it returns its incumbent
  * as GR_ROW_FEASIBLE; 0 = no exact search (a rule-abiding row, cheapest when the bounds prove
  * it). Pricing searches longest, a GA move briefly, the constructive start not at all. */
-/* Pricing's cap: near the root LP's optimum a few rows of Instance 15 ran to 2^17 labels at
- * 0.4-0.5 s each, and one round (45 rows) took 6-10 s, past the root's time, with no cancel
- * polled; at 2^14 those rounds were 3.5x faster and the rows' costs 1 % dearer in sum (a capped
- * row is rule-abiding and comes with a valid bound; decision 0019). */
 #ifndef GR_LABEL_CAP_PRICING
-#define GR_LABEL_CAP_PRICING ((size_t)1 << 14)
+#define GR_LABEL_CAP_PRICING ((size_t)1 << 17)
 #endif
 /* GA moves search exactly too (the moves rely on the cheapest row), with a small cap: the
  * fixed cost of the bounds (5-40 ms a row on Instances 13-20) is the GA's main cost there

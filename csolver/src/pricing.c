@@ -19,8 +19,8 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
 
 /* Employees [first, first + count) of the problem. */
 static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
-                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
-                       int32_t count)
+                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int large_quick,
+                       int32_t first, int32_t count)
 {
     int rc = gr_validate(p);
     if (rc != GR_OK)
@@ -63,8 +63,9 @@ static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *r
                 bound_out[e] = c;
             continue;
         }
-        const size_t cap = label_cap < 0 ? (gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING)
-                                         : (size_t)label_cap;
+        const size_t cap = label_cap >= 0 && !(large_quick && gr_row_large(p, e))
+                               ? (size_t)label_cap
+                               : gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING;
         int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, cap, row,
                                   &bound);
         if (bound_out)
@@ -84,14 +85,15 @@ static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *r
 int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                          int64_t *hard_out, int64_t *bound_out, int64_t label_cap)
 {
-    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 0,
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 0, 0,
                        p ? p->n_employees : 0);
 }
 
 int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
-                        int64_t *hard_out, int64_t *bound_out, int32_t first, int32_t count)
+                        int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                        int32_t count)
 {
-    return price_range(p, cell_cost, rows_out, hard_out, bound_out, -1, first, count);
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 1, first, count);
 }
 
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,

@@ -556,7 +556,7 @@ static void test_price_rows_exact(uint64_t seed)
                 part[c] = 99;
             for (int32_t e = 0; e < E; e++)
                 part_hard[e] = part_bound[e] = 99;
-            CHECK(gr_price_rows_range(p, cost, part, part_hard, part_bound, 1, E - 1) == GR_OK,
+            CHECK(gr_price_rows_range(p, cost, part, part_hard, part_bound, -1, 1, E - 1) == GR_OK,
                   "range pricing failed");
             for (int32_t d = 0; d < D; d++)
                 CHECK(part[d] == 99, "range pricing wrote employee 0's day %d", d);
@@ -605,9 +605,9 @@ static void test_price_rows_exact(uint64_t seed)
     CHECK(gr_price_rows(p, cost, rows, hard) == GR_ERR_COST, "a cost above 2^40 accepted");
     CHECK(gr_price_rows(p, NULL, rows, hard) == GR_ERR_NULL, "NULL costs accepted");
     cost[5] = 0;
-    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, 2, 2) == GR_ERR_CONFIG,
+    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, -1, 2, 2) == GR_ERR_CONFIG,
           "a range past the last employee accepted");
-    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, -1, 1) == GR_ERR_CONFIG,
+    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, -1, -1, 1) == GR_ERR_CONFIG,
           "a negative first employee accepted");
     gr_state_free(&st);
     release(&o);
