@@ -75,6 +75,13 @@ ROOT_ROUNDS = 40
 # (Instance 17 at 7 s: 0.2 %); further off, its dive is slow and poor (Instance 20 at 15 s:
 # 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
 NEAR_ROOT = 0.05
+# Beyond the GA's sizes, a root whose first PACE_FROM rounds say that ROOT_ROUNDS would take
+# more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 15:
+# the root's 15 s never converged, and the GA alone ended 8 % better; decision 0019). Its
+# rounds get slower as it goes, so a root that passes this test may still not converge.
+PACE = True
+PACE_FROM = 3
+PACE_SLACK = 1.5
 # Dives from the root before fix-and-optimise takes over from the best roster.
 ROOT_DIVES = 1 << 30
 # Fix-and-optimise: a region's first size in cells (employees x days), its time, the share of
@@ -87,10 +94,20 @@ REGION_LP_SHARE = 0.5
 MIN_WINDOW = 7
 FORBIDDEN = np.iinfo(np.int64).max
 UNKNOWN = np.iinfo(np.int64).min
+PROVEN_NONE = np.iinfo(np.int64).max  # gr_price_rows_bounded: no row keeps every rule
 PIN_FREE = -2  # GR_FREE: a cell the request does not pin
 # gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
 CAPPED = -2
 COST_LIMIT = 1 << 40
+# A pricing call cannot be interrupted: a round is priced in slices of employees of about this
+# many seconds, and stops between them when asked (a round of Instance 15 takes 0.5-1 s under
+# load, of 13 0.5-2 s; the cancel must be seen within 200 ms).
+SLICE_SECONDS = 0.05
+# Labels the exact row search may keep per row in pricing beyond the GA's sizes (C's default is
+# 2^17; 364-day rows stay quick). Near the root's optimum a few rows of Instance 15 ran to 2^17
+# labels at 0.4-0.5 s each, and a round took 6-10 s; at 2^14 those rounds were 3.5x faster and
+# the rows 1 % dearer in sum. A capped row is rule-abiding with a valid bound (0013, 0019).
+LABEL_CAP = 1 << 14
 
 
 def _build_first_highs_quietly() -> None:
@@ -245,29 +262,40 @@ def request_penalties(arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
 
 
 class _Pricer:
-    def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None) -> None:
+    def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None,
+                 label_cap: int = -1) -> None:
         self.c = c_problem
+        self.label_cap = label_cap  # gr_price_rows_range's (-1: C's default)
         self.keep = keep  # the buffers a sub-problem's struct points into
         self.e, self.d, self.s = e, d, s
         self.rows = np.full((e, d), -1, dtype=np.int32)
         self.hard = np.full(e, -1, dtype=np.int64)
         # a lower bound on each employee's cheapest row (in 1/SCALE points); INT64_MIN: none
         self.bound = np.zeros(e, dtype=np.int64)
+        self.slice = 1  # employees priced per C call (grown to SLICE_SECONDS a call)
 
-    def price(self, cost: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32],
-                                                           npt.NDArray[np.int64]]:
+    def price(self, cost: npt.NDArray[np.int64], stop: Callable[[], bool] = lambda: False,
+              ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]] | None:
         """Each employee's cheapest row under `cost` and its status: 0 rule-abiding and
         cheapest, CAPPED rule-abiding but not proven cheapest (`bound` then holds a lower
-        bound), -1 no row."""
-        code = lib.gr_price_rows_bounded(
-            self.c,
-            ffi.cast("int64_t *", ffi.from_buffer(cost)),
-            ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
-            ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
-            ffi.cast("int64_t *", ffi.from_buffer(self.bound)),
-        )
-        if code != 0:
-            raise RuntimeError(f"gr_price_rows failed with code {code}")
+        bound), -1 no row. None when `stop` said so between two slices of employees."""
+        args = (self.c, ffi.cast("int64_t *", ffi.from_buffer(cost)),
+                ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
+                ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
+                ffi.cast("int64_t *", ffi.from_buffer(self.bound)))
+        first = 0
+        while first < self.e:
+            if stop():
+                return None
+            count = min(self.e - first, self.slice)
+            began = time.monotonic()
+            code = lib.gr_price_rows_range(*args, self.label_cap, first, count)
+            if code != 0:
+                raise RuntimeError(f"gr_price_rows_range failed with code {code}")
+            # the next slice sized to take about SLICE_SECONDS at this slice's speed
+            spent = max(time.monotonic() - began, 1e-6)
+            self.slice = int(min(self.e, max(1, SLICE_SECONDS * count / spent)))
+            first += count
         return self.rows, self.hard
 
 
@@ -277,7 +305,8 @@ _SHARED = ("length", "forbidden", "weekend", "cover_req", "cover_under", "cover_
 
 
 def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
-                     emps: npt.NDArray[np.intp], d: int, s: int) -> _Pricer:
+                     emps: npt.NDArray[np.intp], d: int, s: int, label_cap: int = -1,
+                     ) -> _Pricer:
     """A pricer for some employees only: the problem's struct cut down to their rules. Pricing
     reads requests and cover from the cost table alone, so the cut struct has no requests."""
     keep: dict[str, npt.NDArray[Any]] = {
@@ -299,7 +328,7 @@ def _employee_pricer(c_problem: Any, arrays: dict[str, npt.NDArray[Any]],
                        ffi.from_buffer(buf))
         casts.append(ptr)
         setattr(c, name, ptr)
-    return _Pricer(c, n, d, s, keep=(keep, casts))
+    return _Pricer(c, n, d, s, keep=(keep, casts), label_cap=label_cap)
 
 
 @dataclass
@@ -326,7 +355,11 @@ class _Problem:
         self.req = np.asarray(arrays["cover_req"], np.float64).reshape(d, s)
         self.under = np.asarray(arrays["cover_under"], np.float64).reshape(d, s)
         self.over = np.asarray(arrays["cover_over"], np.float64).reshape(d, s)
-        self.pricer = _Pricer(c_problem, e, d, s)
+        # the label search's cap in pricing: C's default (2^17) up to the GA's sizes, where
+        # the dives need the cheapest rows (Instance 8 at 10 s, seeds 3-8: 3.69 % at 2^17,
+        # 7.03 % at 2^14); LABEL_CAP beyond
+        self.label_cap = -1 if d <= GA_DAYS and e * d <= GA_CELLS else LABEL_CAP
+        self.pricer = _Pricer(c_problem, e, d, s, label_cap=self.label_cap)
         self.stop, self._offer, self.priced = stop, offer, priced
         # cells pinned by the request (GR_FREE = -2: not pinned); every priced row keeps them
         pin = arrays.get("pin")
@@ -384,7 +417,7 @@ class _Sub:
                 req[:, k] -= (part == k).sum(axis=0)
         self.master = _Master(int(emps.size), self.n_days, s, req, pb.under[a:b], pb.over[a:b])
         self.pricer = (pb.pricer if emps.size == e
-                       else _employee_pricer(pb.c, pb.arrays, emps, d, s))
+                       else _employee_pricer(pb.c, pb.arrays, emps, d, s, pb.label_cap))
         self.pen = pb.pen[emps, a:b]  # [e', n, S+1]
         self.template = np.zeros((emps.size, d, s + 1), dtype=np.int64)
         if base is not None:
@@ -405,6 +438,7 @@ class _Sub:
         # the best Lagrangian bound seen (whole problem, nothing fixed), and its prices
         self.lower = -math.inf
         self.center: npt.NDArray[np.float64] | None = None
+        self.estimate = -math.inf  # the Lagrangian estimate at the centre
 
     def base_cost(self) -> float:
         """The base roster's objective in this master (its rows and the region's cover)."""
@@ -439,12 +473,17 @@ class _Sub:
             cost[i, a + day, :] = FORBIDDEN
             cost[i, a + day, val] = keep
         began = time.monotonic()
-        rows, hard = self.pricer.price(cost)
+        got = self.pricer.price(cost, pb.stop)
         self.pricing += time.monotonic() - began
+        if got is None:
+            return -1  # stopped: not a round that found nothing
+        rows, hard = got
         self.rounds += 1
         pb.priced(int(self.region.emps.size))
-        if (hard == -1).any():
+        if ((hard == -1) & (self.pricer.bound == PROVEN_NONE)).any():
             return -1
+        # a search that stopped at its cap before it found a row (hard -1, with a bound)
+        # leaves that employee without a new column this round; the others still count
         valid = (hard == 0) | (hard == CAPPED)
         local = rows[:, a:b]
         m = local.shape[0]
@@ -470,16 +509,33 @@ class _Sub:
                      - m * n * 0.5 / SCALE)
             known = (hard == 0).all() or (self.pricer.bound[hard != 0] != UNKNOWN).all()
             if known and bound > self.lower:
-                self.lower, self.center = bound, at.copy()
+                self.lower = bound
+            # The smoothing's centre: the prices where the Lagrangian function, estimated
+            # with the rows found (a capped row's cost is at least the cheapest's), is
+            # highest. It equals the bound when every row is exact. Centred on the bound
+            # alone, a capped search's weak bound kept the centre at early prices (Instance
+            # 15: the bound stalled at round 10 and most later rounds mispriced).
+            found = np.where(valid, requests - at_mu, self.pricer.bound / SCALE)
+            estimate = float((self.master.req * at).sum()) + float(found.sum())
+            if (valid | (self.pricer.bound != UNKNOWN)).all() and estimate > self.estimate:
+                self.estimate, self.center = estimate, at.copy()
         return added
 
-    def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0) -> bool:
+    def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0,
+                 pace: bool = False) -> bool:
         """Columns until none improves (True), or time is up, or after `most` LP solves. With
         `smooth` > 0, pricing is at the prices pulled that far toward the best bound's
-        (Wentges smoothing), and at the LP's own when that finds nothing."""
+        (Wentges smoothing), and at the LP's own when that finds nothing. With `pace`, it
+        gives up once ROOT_ROUNDS rounds at the speed of those so far clearly cannot fit."""
         master = self.master
+        began = time.monotonic()
         for k in range(most + 1):
             if self.pb.stop():
+                break
+            now = time.monotonic()
+            if pace and k >= PACE_FROM and ((now - began) / k * (ROOT_ROUNDS - k)
+                                             > PACE_SLACK * (until - now)):
+                _log.debug("root given up after %d rounds", k)
                 break
             left = until - time.monotonic()
             if left <= 0 or not master.solve(left):
@@ -487,6 +543,9 @@ class _Sub:
             if k == most:  # the LP is solved over the last rows added; stop there
                 break
             pi, mu = master.duals()
+            _log.debug("LP %d: %.1f, bound %.1f, %d rows, pricing %.2f s in %d rounds", k,
+                       master.objective(), self.lower, len(master.rows), self.pricing,
+                       self.rounds)
             if smooth > 0 and self.center is not None:
                 at = smooth * self.center + (1 - smooth) * mu
                 added = self.price_round(pi, mu, self._boxed(at))
@@ -565,8 +624,12 @@ def solve_by_columns(
     costs0 = np.ascontiguousarray(np.clip(pb.pen * SCALE, -COST_LIMIT, COST_LIMIT))
     pb.hold_pins(costs0, np.arange(e))
     first = np.arange(min(e, PROBE_EMPLOYEES))
-    probe = pb.pricer if first.size == e else _employee_pricer(c_problem, arrays, first, d, s)
-    rows_a, hard_a = probe.price(np.ascontiguousarray(costs0[first]))
+    probe = (pb.pricer if first.size == e
+             else _employee_pricer(c_problem, arrays, first, d, s, pb.label_cap))
+    got = probe.price(np.ascontiguousarray(costs0[first]), stop)
+    if got is None:
+        return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)
+    rows_a, hard_a = got
     rows0, hard0 = np.full((e, d), -1, np.int32), np.full(e, -1, np.int64)
     rows0[first], hard0[first] = rows_a, hard_a
     if first.size < e:
@@ -574,8 +637,11 @@ def solve_by_columns(
         if per_row * (e - first.size) > ROUND0_SHARE * (deadline - time.monotonic()):
             return ColumnOutcome(penalty=None, lower_bound=None, proven_optimal=False)
         rest = np.arange(first.size, e)
-        rows_b, hard_b = _employee_pricer(c_problem, arrays, rest, d, s).price(
-            np.ascontiguousarray(costs0[rest]))
+        got = _employee_pricer(c_problem, arrays, rest, d, s, pb.label_cap).price(
+            np.ascontiguousarray(costs0[rest]), stop)
+        if got is None:
+            return ColumnOutcome(penalty=pb.best, lower_bound=None, proven_optimal=False)
+        rows_b, hard_b = got
         rows0[rest], hard0[rest] = rows_b, hard_b
     priced(e)
     # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
@@ -589,7 +655,8 @@ def solve_by_columns(
         pb.consider(rows0)
     converged = False
     if root and d * s <= MAX_COVER_ROWS:
-        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH)
+        converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH,
+                                      pace=PACE and not (d <= GA_DAYS and e * d <= GA_CELLS))
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)
@@ -624,6 +691,10 @@ def solve_by_columns(
         if dives:
             root_sub.restart()
             root_sub.generate(deadline)
+        elif not converged:
+            # the root's last solve may have stopped at its time limit, mid-pivot: the dive
+            # reads the LP's values, so they must be an optimum over the rows it has
+            root_sub.master.solve(left * DIVE_SHARE)
         roster = root_sub.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
@@ -761,7 +832,9 @@ def _dive(
             bar |= (owner == emp) & (rows[:, day] != (-1 if val == s else val))
         master.bar(np.nonzero(bar)[0])
         steps += 1
-        generate(DIVE_ROUNDS)
+        done = generate(DIVE_ROUNDS)
+        _log.debug("dive step %d: %d cells fixed, LP %.1f (%s)", steps, len(fixed),
+                   master.objective(), done)
     if not master.rows:
         return None
     x = master.values()

@@ -68,7 +68,9 @@ def test_priced_rows_are_no_dearer_than_any_row_we_know() -> None:
     rng = np.random.default_rng(3)
     for _ in range(5):
         cost = rng.integers(-5000, 5000, size=(e, d, s + 1)).astype(np.int64)
-        rows, hard = pricer.price(np.ascontiguousarray(cost))
+        got = pricer.price(np.ascontiguousarray(cost))
+        assert got is not None
+        rows, hard = got
         assert (hard >= 0).all()
         days = np.arange(d)
         for emp in range(e):
@@ -144,3 +146,64 @@ def test_windows_keep_the_roster_feasible_and_never_worse(i: int) -> None:
     assert out is not None and out.penalty == offered[-1]
     assert offered == sorted(offered, reverse=True) and len(set(offered)) == len(offered)
     assert out.lower_bound is None or out.lower_bound <= {17: 5746, 18: 4459}[i]
+
+
+@pytest.mark.parametrize("i", [15, 17])
+def test_a_dive_from_an_unconverged_root_offers_feasible_rosters(
+        i: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root tried whatever its pace, cut off by its time and dived from (its last LP solve
+    may have stopped mid-pivot): every roster offered is hard-feasible at its penalty and
+    better than the last, and the bound, over rows the label search may have capped, is still
+    a bound (Instance 15's pricing caps some rows)."""
+    from csolver import column_generation as cg
+
+    monkeypatch.setattr(cg, "ROOT_ROUNDS", 1)
+    monkeypatch.setattr(cg, "PACE", False)
+    monkeypatch.setattr(cg, "NEAR_ROOT", 1e9)
+    p = instance(i)
+    packed = _Packed(p)
+    offered: list[int] = []
+
+    def offer(roster: np.ndarray, penalty: int) -> None:
+        score = evaluate(p, roster)
+        assert score.hard_violations == 0 and score.penalty == penalty
+        offered.append(penalty)
+
+    now = time.monotonic()
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 6,
+                           root_deadline=now + 2, stop=lambda: False, offer=offer)
+    assert out is not None and offered and out.penalty == offered[-1]
+    assert offered == sorted(offered, reverse=True)
+    assert out.lower_bound is None or out.lower_bound <= {15: 3828, 17: 5746}[i]
+
+
+def test_a_stop_during_a_pricing_round_is_seen_before_the_round_ends(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pricing call cannot be interrupted, so a round is priced in slices of employees and
+    the phase stops between two of them: asked to stop once the first slice of Instance 13's
+    round 0 (120 rows) is priced, it prices no further and offers nothing."""
+    from csolver import column_generation as cg
+
+    real = vars(cg)["lib"]  # cffi's module, not re-exported
+
+    class Counting:
+        calls = 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def gr_price_rows_range(self, *args: object) -> int:
+            Counting.calls += 1
+            return int(real.gr_price_rows_range(*args))
+
+    monkeypatch.setattr(cg, "lib", Counting())
+    p = instance(13)
+    packed = _Packed(p)
+    offered: list[int] = []
+    now = time.monotonic()
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 30,
+                           root_deadline=now + 10, stop=lambda: Counting.calls >= 1,
+                           offer=lambda roster, penalty: offered.append(penalty))
+    assert out is not None and out.penalty is None and not out.proven_optimal
+    assert offered == [] and Counting.calls == 1
+

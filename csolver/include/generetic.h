@@ -239,4 +239,15 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
 int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                          int64_t *hard_out, int64_t *bound_out, int64_t label_cap);
 
+/*
+ * gr_price_rows_effort for employees [first, first + count) only (same layouts, the full
+ * problem's arrays; nothing outside the range is read from cell_cost or written), except that
+ * a label_cap >= 0 applies only to rows that are not large (large rows stay quick). A caller
+ * prices a round in such slices to stop between them: a whole round of Instance 15 takes
+ * ~0.5-1 s, and a call cannot be interrupted (decision 0019). GR_ERR_CONFIG: a bad range.
+ */
+int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                        int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                        int32_t count);
+
 #endif

@@ -237,7 +237,7 @@ void gr_dp_free(gr_dp *dp);
 
 /* ---- table_dp.c: the table DP (state: value, run, minutes, weekends, one counted type);
  * 1 and a row that keeps every rule but maybe other types' maxima, or 0 (too large, none). */
-int gr_table_row(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out);
+int gr_table_row(gr_state *st, int32_t e, const int64_t *cell, int32_t *out);
 
 /* ---- row_dp.c: cheapest feasible row for employee e with the others fixed. ---- */
 /* Writes D values to out and returns 1, or returns 0 (no feasible row). The costs are the

@@ -576,6 +576,63 @@ static double lagrange(ctx_t *c, int32_t *tmp_row, int32_t *cnt, int iterations,
 /* Depth-first search for any rule-abiding row (the cheapest value first on each day), with the
  * same dead-label tests as the labelling: the fallback when the searches above found no
  * incumbent within their caps. The tests make backtracking rare; `budget` bounds it. */
+/* A label extended by one day. */
+typedef struct {
+    int64_t cost;
+    double lb;
+    size_t j;                      /* the new state's index (sidx) */
+    int32_t v2, n2, r2, m2, w2, t; /* value, node, run, minutes, weekends, counted type (-1) */
+} step_t;
+
+/* The rules of extending a partial row (last value v on day d - 1, its node n, run r,
+ * minutes m, weekends w, counts c0; NULL: all zero; d = 0: an empty row) by value v2 on
+ * day d: 0 when the new label is dead (a forbidden succession or run, the minutes window out
+ * of reach, too many weekends, a type maximum passed, no way to the floor). Shared by the
+ * beam, the best-first search and the dive, so that all three prune by the same rules. */
+/* inlined by force: with three callers gcc -O3 made it a call, on the search's hottest path */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int extend_rules(const ctx_t *c, int32_t d, int32_t v, int32_t n, int32_t r,
+                               int32_t m, int32_t w, const int32_t *c0, int32_t v2, step_t *x)
+{
+    const int32_t S = c->S, M = c->M;
+    const int32_t n2 = c->node[v2], work2 = v2 < S;
+    const int work = d > 0 && v < S;
+    int32_t r2 = 1;
+    if (d > 0) {
+        if (node_forbidden(c, n, n2))
+            return 0;
+        r2 = step_run(c, work, work2, r, d);
+        if (!r2)
+            return 0;
+    } else if (work2 && c->maxc < 1) {
+        return 0;
+    }
+    const size_t j = sidx(c, d, n2, r2);
+    if (c->maxu[j] < 0)
+        return 0;
+    const int32_t m2 = m + (work2 ? c->nlen[n2] : 0);
+    if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
+        return 0;
+    const int32_t w2 = w + (work2 && c->track_w && new_weekend(c, d, work));
+    if (c->track_w && w2 > c->maxw)
+        return 0;
+    const int32_t t = work2 ? c->tix[v2] : -1;
+    if (t >= 0 && (c0 ? c0[t] : 0) + 1 > c->p->max_shifts[(int64_t)c->e * S + v2])
+        return 0;
+    if (!can_reach(c, d, work2, r2, m2, w2, c0, t, j))
+        return 0;
+    x->j = j;
+    x->v2 = v2;
+    x->n2 = n2;
+    x->r2 = r2;
+    x->m2 = m2;
+    x->w2 = w2;
+    x->t = t;
+    return 1;
+}
+
 typedef struct {
     int32_t b, v, n, r, m, w;
 } dfs_frame;
@@ -583,8 +640,7 @@ typedef struct {
 static void feasible_dive(ctx_t *c, int64_t budget)
 {
     gr_dp *dp = c->dp;
-    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb;
-    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    const int32_t D = c->D, V = c->V, nb = c->nb;
     dfs_frame *f = gr_dp_grow(dp, B_DFS, (size_t)D * sizeof *f);
     int32_t *cn = gr_dp_grow(dp, B_DFSC, ((size_t)D + 1) * (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
     int32_t *row = gr_dp_grow(dp, B_KEPT, (size_t)D * sizeof *row);
@@ -620,7 +676,7 @@ static void feasible_dive(ctx_t *c, int64_t budget)
         }
         const int32_t pn = d > 0 ? f[d - 1].n : 0, pr = d > 0 ? f[d - 1].r : 0;
         const int32_t pm = d > 0 ? f[d - 1].m : 0, pw = d > 0 ? f[d - 1].w : 0;
-        const int work = d > 0 && f[d - 1].v < S;
+        const int32_t pv = d > 0 ? f[d - 1].v : 0;
         const int32_t *c0 = cn + (size_t)d * (size_t)nb;
         /* the next untried value of day d, cheapest first */
         int32_t pickb = -1;
@@ -630,39 +686,17 @@ static void feasible_dive(ctx_t *c, int64_t budget)
                 break;
             const int32_t best = ord[(size_t)d * V + b];
             f[d].b = b + 1;
-            const int32_t v2 = best, n2 = c->node[v2], work2 = v2 < S;
-            int32_t r2 = 1;
-            if (d > 0) {
-                if (node_forbidden(c, pn, n2))
-                    continue;
-                r2 = step_run(c, work, work2, pr, d);
-                if (!r2)
-                    continue;
-            } else if (work2 && c->maxc < 1) {
+            step_t x;
+            if (!extend_rules(c, d, pv, pn, pr, pm, pw, c0, best, &x))
                 continue;
-            }
-            const size_t j = sidx(c, d, n2, r2);
-            if (c->maxu[j] < 0)
-                continue;
-            const int32_t m2 = pm + (work2 ? c->nlen[n2] : 0);
-            if (m2 > c->M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > c->M)
-                continue;
-            const int32_t w2 = pw + (work2 && c->track_w && new_weekend(c, d, work));
-            if (c->track_w && w2 > c->maxw)
-                continue;
-            const int32_t t = work2 ? c->tix[v2] : -1;
-            if (t >= 0 && c0[t] + 1 > ms[v2])
-                continue;
-            if (!can_reach(c, d, work2, r2, m2, w2, c0, t, j))
-                continue;
-            f[d].v = v2;
-            f[d].n = n2;
-            f[d].r = r2;
-            f[d].m = m2;
-            f[d].w = w2;
+            f[d].v = x.v2;
+            f[d].n = x.n2;
+            f[d].r = x.r2;
+            f[d].m = x.m2;
+            f[d].w = x.w2;
             int32_t *c1 = cn + (size_t)(d + 1) * (size_t)nb;
             for (int32_t k = 0; k < nb; k++)
-                c1[k] = c0[k] + (k == t);
+                c1[k] = c0[k] + (k == x.t);
             pickb = b;
             break;
         }
@@ -856,14 +890,25 @@ static inline double label_bound(const ctx_t *c, int64_t cost, int32_t m2, int32
     return lb;
 }
 
+/* extend_rules from label L0, then its cost and bound: 0 also when the bound cannot beat
+ * `cut`. */
+static inline int extend(const ctx_t *c, int32_t d, const label *L0, const int32_t *c0,
+                         int32_t v2, double cut, step_t *x)
+{
+    if (!extend_rules(c, d, L0->v, L0->n, L0->r, L0->m, L0->w, c0, v2, x))
+        return 0;
+    x->cost = L0->cost + c->cell[(size_t)d * c->V + v2];
+    x->lb = label_bound(c, x->cost, x->m2, x->w2, x->j, c0, x->t);
+    return x->lb <= cut;
+}
+
 /* Forward labelling. beam > 0: keep at most that many labels per (state, minutes), best
  * bound first (a heuristic for an incumbent); beam = 0: exact, with dominance. Offers its
  * best complete row; returns 0 when it stopped at the cap (or ran out of memory). */
 static int labelling(ctx_t *c, int32_t beam)
 {
     gr_dp *dp = c->dp;
-    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb, R = c->R, M = c->M;
-    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    const int32_t D = c->D, V = c->V, nb = c->nb, R = c->R, M = c->M;
     const double cut = c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps;
     const size_t cb = (size_t)(nb > 0 ? nb : 1) * sizeof(int32_t);
     size_t cap = 4096, n_lab = 0;
@@ -884,37 +929,10 @@ static int labelling(ctx_t *c, int32_t beam)
             } else {
                 L0 = lab[i];
             }
-            const int work = d > 0 && L0.v < S;
+            const int32_t *c0 = d == 0 ? NULL : cnt + i * (size_t)nb;
             for (int32_t b = 0; b < c->ncand[d]; b++) {
-                const int32_t v2 = cd[b], n2 = c->node[v2], work2 = v2 < S;
-                int32_t r2 = 1;
-                if (d > 0) {
-                    if (node_forbidden(c, L0.n, n2))
-                        continue;
-                    r2 = step_run(c, work, work2, L0.r, d);
-                    if (!r2)
-                        continue;
-                } else if (work2 && c->maxc < 1) {
-                    continue;
-                }
-                const size_t j = sidx(c, d, n2, r2);
-                if (c->maxu[j] < 0)
-                    continue;
-                const int32_t m2 = L0.m + (work2 ? c->nlen[n2] : 0);
-                if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
-                    continue;
-                const int32_t w2 = L0.w + (work2 && c->track_w && new_weekend(c, d, work));
-                if (c->track_w && w2 > c->maxw)
-                    continue;
-                const int32_t t = work2 ? c->tix[v2] : -1;
-                if (t >= 0 && (d == 0 ? 1 : cnt[i * (size_t)nb + (size_t)t] + 1) > ms[v2])
-                    continue;
-                if (!can_reach(c, d, work2, r2, m2, w2, d == 0 ? NULL : cnt + i * (size_t)nb, t, j))
-                    continue;
-                const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
-                const double lb =
-                    label_bound(c, cost, m2, w2, j, d == 0 ? NULL : cnt + i * (size_t)nb, t);
-                if (lb > cut)
+                step_t x;
+                if (!extend(c, d, &L0, c0, cd[b], cut, &x))
                     continue;
                 if (n_lab - first >= DAY_CAP) {
                     c->capped = 1;
@@ -930,17 +948,17 @@ static int labelling(ctx_t *c, int32_t beam)
                     cnt = ncn;
                 }
                 label *L = &lab[n_lab];
-                L->cost = cost;
+                L->cost = x.cost;
                 L->parent = d == 0 ? -1 : (int32_t)i;
-                L->m = m2;
-                L->w = w2;
-                L->r = r2;
-                L->v = v2;
-                L->n = n2;
-                L->lb = lb;
+                L->m = x.m2;
+                L->w = x.w2;
+                L->r = x.r2;
+                L->v = x.v2;
+                L->n = x.n2;
+                L->lb = x.lb;
                 int32_t *cn = cnt + n_lab * (size_t)nb;
                 for (int32_t k = 0; k < nb; k++)
-                    cn[k] = (d == 0 ? 0 : cnt[i * (size_t)nb + (size_t)k]) + (k == t);
+                    cn[k] = (d == 0 ? 0 : cnt[i * (size_t)nb + (size_t)k]) + (k == x.t);
                 n_lab++;
             }
         }
@@ -1071,8 +1089,7 @@ static inline int heap_less(const label *lab, int32_t a, int32_t b)
 static int best_first(ctx_t *c)
 {
     gr_dp *dp = c->dp;
-    const int32_t D = c->D, S = c->S, V = c->V, nb = c->nb, R = c->R, M = c->M, NC = c->NC;
-    const int32_t *ms = c->p->max_shifts + (int64_t)c->e * S;
+    const int32_t D = c->D, V = c->V, nb = c->nb, R = c->R, M = c->M, NC = c->NC;
     const size_t cb = (size_t)(nb > 0 ? nb : 1) * sizeof(int32_t);
     size_t cap = 4096, n_lab = 0, n_heap = 0, hsize = 4096;
     label *lab = gr_dp_grow(dp, B_LAB, cap * sizeof *lab);
@@ -1145,38 +1162,13 @@ static int best_first(ctx_t *c)
         }
         const int32_t d = L0.d + 1;
         const int32_t *cd = c->cand + (size_t)d * V;
-        const int work = d > 0 && L0.v < S;
         const double cut = c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps;
         for (int32_t b = 0; b < c->ncand[d]; b++) {
-            const int32_t v2 = cd[b], n2 = c->node[v2], work2 = v2 < S;
-            int32_t r2 = 1;
-            if (d > 0) {
-                if (node_forbidden(c, L0.n, n2))
-                    continue;
-                r2 = step_run(c, work, work2, L0.r, d);
-                if (!r2)
-                    continue;
-            } else if (work2 && c->maxc < 1) {
+            step_t x;
+            if (!extend(c, d, &L0, c0, cd[b], cut, &x))
                 continue;
-            }
-            const size_t j = sidx(c, d, n2, r2);
-            if (c->maxu[j] < 0)
-                continue;
-            const int32_t m2 = L0.m + (work2 ? c->nlen[n2] : 0);
-            if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
-                continue;
-            const int32_t w2 = L0.w + (work2 && c->track_w && new_weekend(c, d, work));
-            if (c->track_w && w2 > c->maxw)
-                continue;
-            const int32_t t = work2 ? c->tix[v2] : -1;
-            if (t >= 0 && c0[t] + 1 > ms[v2])
-                continue;
-            if (!can_reach(c, d, work2, r2, m2, w2, c0, t, j))
-                continue;
-            const int64_t cost = L0.cost + c->cell[(size_t)d * V + v2];
-            const double lb = label_bound(c, cost, m2, w2, j, c0, t);
-            if (lb > cut)
-                continue;
+            const int32_t n2 = x.n2, r2 = x.r2, m2 = x.m2, w2 = x.w2, t = x.t;
+            const int64_t cost = x.cost;
             /* dominance within the bucket of (day, state, minutes) */
             const uint64_t key =
                 (((uint64_t)d * (uint64_t)NC + (uint64_t)n2) * (uint64_t)R + (uint64_t)(r2 - 1)) *
@@ -1245,9 +1237,9 @@ static int best_first(ctx_t *c)
             L->m = m2;
             L->w = w2;
             L->r = r2;
-            L->v = v2;
+            L->v = x.v2;
             L->n = n2;
-            L->lb = lb;
+            L->lb = x.lb;
             L->d = d;
             L->dead = 0;
             int32_t *cn = cnt + n_lab * (size_t)nb;

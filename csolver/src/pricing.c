@@ -17,8 +17,10 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
     return gr_price_rows_effort(p, cell_cost, rows_out, hard_out, bound_out, -1);
 }
 
-int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
-                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap)
+/* Employees [first, first + count) of the problem. */
+static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int large_quick,
+                       int32_t first, int32_t count)
 {
     int rc = gr_validate(p);
     if (rc != GR_OK)
@@ -26,9 +28,11 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
     if (!cell_cost || !rows_out || !hard_out)
         return GR_ERR_NULL;
     const int32_t E = p->n_employees, D = p->n_days, V = p->n_shifts + 1;
-    const int64_t n_cost = (int64_t)E * D * V;
+    if (first < 0 || count < 0 || first > E || count > E - first)
+        return GR_ERR_CONFIG;
+    const int32_t last = first + count;
     /* bounded costs keep the DP's sums (at most D of them) far from overflow */
-    for (int64_t i = 0; i < n_cost; i++)
+    for (int64_t i = (int64_t)first * D * V; i < (int64_t)last * D * V; i++)
         if (cell_cost[i] != GR_FORBIDDEN && (cell_cost[i] < -COST_LIMIT || cell_cost[i] > COST_LIMIT))
             return GR_ERR_COST;
     gr_state st;
@@ -38,13 +42,18 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
     for (int64_t i = 0; i < (int64_t)E * D; i++)
         st.roster[i] = -1;
     gr_state_load(&st, st.roster);
-    for (int32_t e = 0; e < E; e++) {
+    for (int32_t e = first; e < last; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
         int64_t bound;
         /* the table DP first (fast on small rows; exact when its row keeps every maximum) */
         st.price = cell_cost + (int64_t)e * D * V;
-        int table = gr_table_row(&st, e, -1, 0, row) && gr_row_keeps_maxima(p, e, row);
+        const int64_t *cell = gr_row_costs(&st, e, -1, 0);
         st.price = NULL;
+        if (!cell) {
+            gr_state_free(&st);
+            return GR_ERR_NOMEM;
+        }
+        int table = gr_table_row(&st, e, cell, row) && gr_row_keeps_maxima(p, e, row);
         if (table) {
             int64_t c = 0;
             for (int32_t d = 0; d < D; d++)
@@ -54,8 +63,9 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
                 bound_out[e] = c;
             continue;
         }
-        const size_t cap = label_cap < 0 ? (gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING)
-                                         : (size_t)label_cap;
+        const size_t cap = label_cap >= 0 && !(large_quick && gr_row_large(p, e))
+                               ? (size_t)label_cap
+                               : gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING;
         int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, cap, row,
                                   &bound);
         if (bound_out)
@@ -70,6 +80,20 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
     }
     gr_state_free(&st);
     return GR_OK;
+}
+
+int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap)
+{
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 0, 0,
+                       p ? p->n_employees : 0);
+}
+
+int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                        int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                        int32_t count)
+{
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 1, first, count);
 }
 
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,

@@ -132,13 +132,12 @@ int gr_row_dp(gr_state *st, int32_t e, int32_t *out) { return gr_row_dp_pinned(s
 
 int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
 {
-    /* the table DP first: its rows are exact when they keep every type's maximum */
-    if (gr_table_row(st, e, pin_d, pin_v, out) && gr_row_keeps_maxima(st->p, e, out))
-        return 1;
-
     const int64_t *cell = gr_row_costs(st, e, pin_d, pin_v);
     if (!cell)
         return 0;
+    /* the table DP first: its rows are exact when they keep every type's maximum */
+    if (gr_table_row(st, e, cell, out) && gr_row_keeps_maxima(st->p, e, out))
+        return 1;
     /* quick on large rows; not offering them at all (as the table DP, which gave up there)
      * ended Instances 22 and 24 worse at 60 s: 88 k and 238 k against 46 k and 208 k */
     const size_t cap = gr_row_large(st->p, e) ? 0 : GR_LABEL_CAP_MOVE;
@@ -147,11 +146,11 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
 
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out)
 {
-    if (gr_table_row(st, e, -1, 0, out) && gr_row_keeps_maxima(st->p, e, out))
-        return 1;
     int64_t *cell = (int64_t *)gr_row_costs(st, e, -1, 0);
     if (!cell)
         return 0;
+    if (gr_table_row(st, e, cell, out) && gr_row_keeps_maxima(st->p, e, out))
+        return 1;
     if (gr_label_row(&st->dp, st->p, st->vrep, e, cell, 0, out, NULL) != GR_ROW_NONE)
         return 1;
     /* Under the cover marginals the quick search takes the cheap shifts early and can fail to

@@ -79,13 +79,9 @@ static int reserve(gr_tdp *dp, size_t per_day, size_t days, size_t cells)
     return 1;
 }
 
-static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
-{
-    int64_t req = p->cover_req[k];
-    return req > z ? p->cover_under[k] * (req - z) : p->cover_over[k] * (z - req);
-}
-
 #define INF INT64_MAX
+/* the caller's cost table marks barred values GR_FORBIDDEN; the DP reads them as INF */
+_Static_assert(INF == GR_FORBIDDEN, "a forbidden cell must read as unreachable");
 
 /* One contiguous block of transitions: n states of yesterday, each into the state at the same
  * offset of today's block, at the cost cc of today's value. */
@@ -102,11 +98,10 @@ static inline void relax(const int64_t *restrict src, int64_t *restrict dst, int
 }
 
 /* The DP with the count of type ts (-1: none) in the state. */
-static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t ts, int32_t *out)
+static int row_dp(gr_state *st, int32_t e, const int64_t *cell, int32_t ts, int32_t *out)
 {
     const gr_problem *p = st->p;
     const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
-    const int32_t *row = st->roster + (int64_t)e * D;
     gr_tdp *dp = &st->tdp;
 
     /* minutes in units of the gcd of the eligible lengths; not tracked if no bound can bind */
@@ -170,30 +165,9 @@ static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t
     for (int32_t u = 0; ts >= 0 && u < S && ts_alt < 0; u++)
         if (u != ts && st->vrep[u] == st->vrep[ts])
             ts_alt = u;
-    /* marginal cost of each value on each day with the other rows fixed */
+    /* the caller's cell costs (gr_row_costs), copied: the classes below rewrite them */
+    memcpy(dp->cell, cell, (size_t)D * (size_t)V * sizeof *dp->cell);
     for (int32_t d = 0; d < D; d++) {
-        int64_t c = (int64_t)e * D + d;
-        for (int32_t v = 0; v <= S; v++) {
-            int64_t *slot = &dp->cell[(int64_t)d * V + v];
-            int32_t val = v == S ? -1 : v;
-            if ((d == pin_d && val != pin_v) ||
-                (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0))) {
-                *slot = INF;
-                continue;
-            }
-            if (st->price) {
-                *slot = st->price[(int64_t)d * V + v];
-                continue;
-            }
-            int64_t cost = gr_cell_pen(st, c, val);
-            for (int32_t s = 0; s < S; s++) {
-                int64_t k = (int64_t)d * S + s;
-                int32_t z = st->cover[k] - (row[d] == s); /* cover without this employee */
-                if (s == val)
-                    cost += cover_cost(p, k, z + 1) - cover_cost(p, k, z);
-            }
-            *slot = cost;
-        }
         /* one representative per class of interchangeable types, priced by its cheapest member;
          * a tracked type is counted, so it is a class of its own */
         for (int32_t v = 0; v < S; v++) {
@@ -358,9 +332,9 @@ static int row_dp(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t
     return 1;
 }
 
-int gr_table_row(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t *out)
+int gr_table_row(gr_state *st, int32_t e, const int64_t *cell, int32_t *out)
 {
-    if (!row_dp(st, e, pin_d, pin_v, -1, out))
+    if (!row_dp(st, e, cell, -1, out))
         return 0;
     /* the type whose maximum the row exceeds most, if any: then once more with it counted */
     const gr_problem *p = st->p;
@@ -381,6 +355,6 @@ int gr_table_row(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int32_t 
     /* on failure (no such row, or too large a space) out keeps the first row, whose excess the
      * caller's delta charges: a row that breaks one rule can still lead a chain */
     if (ts >= 0)
-        row_dp(st, e, pin_d, pin_v, ts, out);
+        row_dp(st, e, cell, ts, out);
     return 1;
 }

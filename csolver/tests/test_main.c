@@ -545,6 +545,30 @@ static void test_price_rows_exact(uint64_t seed)
             cost[i] = gr_rng_below(&rng, 10) == 0 ? GR_FORBIDDEN
                                                    : (int64_t)gr_rng_below(&rng, 101) - 50;
         CHECK(gr_price_rows(p, cost, rows, hard) == GR_OK, "pricing failed");
+        {
+            /* a slice of the employees: their rows, statuses and bounds as in the whole
+             * round, nothing outside the slice written */
+            int32_t part[E * D];
+            int64_t part_hard[E], part_bound[E], whole_bound[E];
+            CHECK(gr_price_rows_bounded(p, cost, part, part_hard, whole_bound) == GR_OK,
+                  "bounded pricing failed");
+            for (int32_t c = 0; c < E * D; c++)
+                part[c] = 99;
+            for (int32_t e = 0; e < E; e++)
+                part_hard[e] = part_bound[e] = 99;
+            CHECK(gr_price_rows_range(p, cost, part, part_hard, part_bound, -1, 1, E - 1) == GR_OK,
+                  "range pricing failed");
+            for (int32_t d = 0; d < D; d++)
+                CHECK(part[d] == 99, "range pricing wrote employee 0's day %d", d);
+            CHECK(part_hard[0] == 99 && part_bound[0] == 99, "range pricing wrote employee 0");
+            for (int32_t e = 1; e < E; e++) {
+                CHECK(part_hard[e] == hard[e] && part_bound[e] == whole_bound[e],
+                      "employee %d: range %lld/%lld, whole %lld/%lld", e, (long long)part_hard[e],
+                      (long long)part_bound[e], (long long)hard[e], (long long)whole_bound[e]);
+                for (int32_t d = 0; d < D; d++)
+                    CHECK(part[e * D + d] == rows[e * D + d], "employee %d day %d differs", e, d);
+            }
+        }
         gr_state_load(&st, blank);
         for (int32_t e = 0; e < E; e++) {
             int64_t best = INT64_MAX;
@@ -580,6 +604,11 @@ static void test_price_rows_exact(uint64_t seed)
     cost[5] = ((int64_t)1 << 40) + 1;
     CHECK(gr_price_rows(p, cost, rows, hard) == GR_ERR_COST, "a cost above 2^40 accepted");
     CHECK(gr_price_rows(p, NULL, rows, hard) == GR_ERR_NULL, "NULL costs accepted");
+    cost[5] = 0;
+    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, -1, 2, 2) == GR_ERR_CONFIG,
+          "a range past the last employee accepted");
+    CHECK(gr_price_rows_range(p, cost, rows, hard, NULL, -1, -1, 1) == GR_ERR_CONFIG,
+          "a negative first employee accepted");
     gr_state_free(&st);
     release(&o);
 }
