@@ -79,16 +79,16 @@ static int pick_value(const gr_state *st, gr_rng *rng, int32_t e, int32_t d, int
     }
 }
 
-/* One row's move: (e, d) takes s, and (e, d2) is given up when d2 >= 0; [a, b] spans both. */
-static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int32_t d2, int32_t a,
-                    int32_t b, int32_t *v1)
+/* One row's move: (e, d) takes s, and (e, d2) takes s2 when d2 >= 0; [a, b] spans both. */
+static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int32_t d2, int32_t s2,
+                    int32_t a, int32_t b, int32_t *v1)
 {
     const int32_t *row = st->roster + (int64_t)e * st->D;
     for (int32_t x = a; x <= b; x++)
         v1[x - a] = row[x];
     v1[d - a] = s;
     if (d2 >= 0)
-        v1[d2 - a] = -1;
+        v1[d2 - a] = s2;
     m->kind = 0;
     m->e1 = e;
     m->a = a;
@@ -175,7 +175,7 @@ static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
         else if (d2 > b)
             b = d2;
     }
-    return row_move(st, m, e, d, s, d2, a, b, v1);
+    return row_move(st, m, e, d, s, d2, -1, a, b, v1);
 }
 
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
@@ -209,7 +209,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
                 else
                     b = d2;
             }
-            return row_move(st, m, e, d, s, d2, a, b, v1);
+            return row_move(st, m, e, d, s, d2, -1, a, b, v1);
         }
         return 0;
     }
@@ -275,16 +275,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         if (row[d1] == row[d2] || !allowed(st, e, d1, row[d2]) || !allowed(st, e, d2, row[d1]))
             return 0;
         int32_t a = d1 < d2 ? d1 : d2, b = d1 < d2 ? d2 : d1;
-        for (int32_t d = a; d <= b; d++)
-            v1[d - a] = row[d];
-        v1[d1 - a] = row[d2];
-        v1[d2 - a] = row[d1];
-        m->kind = 0;
-        m->e1 = e;
-        m->a = a;
-        m->b = b;
-        m->d1 = gr_state_delta(st, e, a, b, v1, 1);
-        return 1;
+        return row_move(st, m, e, d1, row[d2], d2, row[d1], a, b, v1);
     }
     if (r < SWAP_END && E >= 2 && gr_rng_below(rng, 100) < SWAP2_SHARE) {
         /* two-day swap: two employees exchange their cells on two separate days. Cover is kept
