@@ -58,6 +58,17 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_LONG_HARD_WEIGHT
 #define GR_LONG_HARD_WEIGHT 100000
 #endif
+/* Long horizons: the chains re-optimise this many days either side of their cell exactly
+ * (gr_row_window), and this many percent of them start from a split weekend (decision 0022) */
+#ifndef GR_LONG_WINDOW
+#define GR_LONG_WINDOW 7
+#endif
+#ifndef GR_LONG_EJECT_WEEKEND
+#define GR_LONG_EJECT_WEEKEND 30
+#endif
+#ifndef GR_LONG_EJECT_SHARE
+#define GR_LONG_EJECT_SHARE GR_EJECT_SHARE
+#endif
 #ifndef GR_LONG_FIRST_SHARE
 #define GR_LONG_FIRST_SHARE 0.96
 #endif
@@ -228,6 +239,9 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     if (long_horizon) {
         ls.hard_weight = GR_LONG_HARD_WEIGHT;
         ls.cover_move = 1;
+        ls.window = GR_LONG_WINDOW;
+        ls.eject_weekend = GR_LONG_EJECT_WEEKEND;
+        ls.eject_share = GR_LONG_EJECT_SHARE;
         const int32_t rest = 100 - GR_COVER_SHARE;
         ls.cum[0] = GR_COVER_SHARE;
         for (int i = 1; i < 4; i++)

@@ -77,7 +77,10 @@ void gr_tdp_free(gr_tdp *dp);
 
 /* The buffer in slot `slot`, grown to at least `bytes`; NULL when out of memory. */
 void *gr_dp_grow(gr_dp *dp, int slot, size_t bytes);
-#define GR_DP_SLOT_COSTS (GR_DP_BUFS - 1) /* row_dp.c's cost table; label_dp.c uses the rest */
+#define GR_DP_SLOT_COSTS (GR_DP_BUFS - 1) /* row_dp.c's cost table */
+#define GR_DP_SLOT_WCOST (GR_DP_BUFS - 2) /* gr_row_window's cost table */
+#define GR_DP_SLOT_WRULE (GR_DP_BUFS - 3) /* and its rules and row */
+#define GR_DP_SLOTS_LABEL (GR_DP_BUFS - 3) /* label_dp.c uses the slots below this */
 
 typedef struct {
     const gr_problem *p;
@@ -233,6 +236,10 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
 #ifndef GR_LABEL_CAP_MOVE
 #define GR_LABEL_CAP_MOVE ((size_t)1 << 13)
 #endif
+/* A window of a row (gr_row_window) is short: its search is exact within this cap. */
+#ifndef GR_LABEL_CAP_WINDOW
+#define GR_LABEL_CAP_WINDOW ((size_t)1 << 16)
+#endif
 void gr_dp_free(gr_dp *dp);
 
 /* ---- table_dp.c: the table DP (state: value, run, minutes, weekends, one counted type);
@@ -251,6 +258,12 @@ int gr_row_keeps_maxima(const gr_problem *p, int32_t e, const int32_t *row);
 int gr_row_large(const gr_problem *p, int32_t e);
 /* A rule-abiding row for e under the same costs, without the exact search (construction). */
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out);
+/* Employee e's days [a, b] re-optimised exactly with the rest of the row fixed: the cheapest
+ * values for them (under the same costs as gr_row_dp, cell (e, pin_d) held at pin_v when pin_d
+ * is in [a, b]) such that the whole row keeps every rule. Writes b - a + 1 values to out and
+ * returns 1, or returns 0 (no such values, or the row outside breaks a rule). */
+int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, int32_t pin_v,
+                  int32_t *out);
 /* The cost table the row DP uses for employee e (D * (S + 1) entries, st-owned scratch). */
 const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v);
 
@@ -273,6 +286,9 @@ typedef struct {
                              row DPs of both employees */
     int32_t eject_share;  /* percent of the search effort spent on ejection chains */
     int32_t eject_cover;  /* percent of the chains started from a short slot, not a request */
+    int32_t eject_weekend; /* percent of the chains started from a split weekend (long horizons) */
+    int32_t window;       /* > 0: the chains re-optimise this many days either side of their
+                             cell exactly (gr_row_window) instead of the whole row */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cover_move;  /* non-zero: the fill share goes to the targeted cover move (long

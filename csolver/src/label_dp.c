@@ -61,7 +61,7 @@ enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
     B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_N
 };
-_Static_assert(B_N <= GR_DP_SLOT_COSTS, "gr_dp has too few buffers");
+_Static_assert(B_N <= GR_DP_SLOTS_LABEL, "gr_dp has too few buffers");
 
 typedef struct {
     int64_t cost;
@@ -929,8 +929,9 @@ static int labelling(ctx_t *c, int32_t beam)
             } else {
                 L0 = lab[i];
             }
-            const int32_t *c0 = d == 0 ? NULL : cnt + i * (size_t)nb;
             for (int32_t b = 0; b < c->ncand[d]; b++) {
+                /* read again after every label: growing cnt below moves it */
+                const int32_t *c0 = d == 0 ? NULL : cnt + i * (size_t)nb;
                 step_t x;
                 if (!extend(c, d, &L0, c0, cd[b], cut, &x))
                     continue;

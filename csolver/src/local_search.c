@@ -660,6 +660,36 @@ static int cover_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd
     return 0;
 }
 
+/* The first cell of a chain from a split weekend: an employee working one day of a weekend
+ * takes a short slot on its other day. When weekends are scarce (Instance 24: 95 % of every
+ * employee's weekends are needed, both days worked) each split weekend is a shift uncovered;
+ * the window around it can move the shift's minutes to a weekday the chain then fills. */
+static int weekend_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd, int32_t *pv)
+{
+    const gr_problem *p = st->p;
+    const int32_t D = st->D, S = st->S;
+    if (st->W == 0)
+        return 0;
+    for (int tries = 0; tries < 8; tries++) {
+        const int32_t e = gr_rng_below(rng, st->E), d = gr_rng_below(rng, D);
+        const int32_t w = p->weekend[d];
+        if (w < 0 || st->roster[(int64_t)e * D + d] >= 0 || st->wk_days[(int64_t)e * st->W + w] == 0)
+            continue;
+        int32_t pick = -1, seen = 0;
+        for (int32_t s = 0; s < S; s++)
+            if (st->cover[(int64_t)d * S + s] < p->cover_req[(int64_t)d * S + s] &&
+                allowed(st, e, d, s) && gr_rng_below(rng, ++seen) == 0)
+                pick = s;
+        if (pick < 0)
+            continue;
+        *pe = e;
+        *pd = d;
+        *pv = pick;
+        return 1;
+    }
+    return 0;
+}
+
 /* Ejection chain. A broken request is granted, or a short slot filled, by re-optimising one
  * employee's row with the row DP, that cell pinned. The new row usually leaves a slot short
  * elsewhere (the employee gave up a weekend or a run for it) or over-covers one; a colleague
@@ -669,21 +699,25 @@ static int cover_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd
  * walk undoes it before the rest follows. The whole chain is kept or put back by the annealing
  * rule. Generated 80 x 14-day instances: the wishes left broken at 1 s were such chains
  * (docs/decisions/0002, seventh pass). */
-static int64_t eject_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t e,
-                           int32_t pin_d, int32_t pin_v, int32_t *saved, int32_t *emps,
-                           int32_t *buf)
+static int64_t eject_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t window,
+                           int32_t e, int32_t pin_d, int32_t pin_v, int32_t *saved,
+                           int32_t *emps, int32_t *buf)
 {
     const int32_t D = st->D;
     int64_t total = 0;
     int32_t k = 0;
     for (;;) {
-        if (!gr_row_dp_pinned(st, e, pin_d, pin_v, buf))
+        /* long horizons: the days around the cell, exactly (the whole row is not exact there) */
+        const int32_t a = window > 0 ? (pin_d - window > 0 ? pin_d - window : 0) : 0;
+        const int32_t b = window > 0 ? (pin_d + window < D ? pin_d + window : D - 1) : D - 1;
+        if (window > 0 ? !gr_row_window(st, e, a, b, pin_d, pin_v, buf)
+                       : !gr_row_dp_pinned(st, e, pin_d, pin_v, buf))
             break;
         int32_t *old = saved + (size_t)k * (size_t)D;
         memcpy(old, st->roster + (int64_t)e * D, (size_t)D * sizeof *old);
         emps[k++] = e;
-        gr_delta dl = gr_state_delta(st, e, 0, D - 1, buf, 1);
-        gr_state_apply(st, e, 0, D - 1, buf, 1, dl);
+        gr_delta dl = gr_state_delta(st, e, a, b, buf, 1);
+        gr_state_apply(st, e, a, b, buf, 1, dl);
         total += gr_delta_cost(dl, hw);
         int32_t s;
         int under;
@@ -816,8 +850,11 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         int64_t ej_work = st->dp.work;
         int eject = lp->eject_share > 0 && eject_debt-- <= 0 && st->E >= 2;
         if (eject) {
-            int from_cover = gr_rng_below(rng, 100) < lp->eject_cover;
-            eject = (from_cover ? cover_start : request_start)(st, rng, &ej_e, &ej_d, &ej_v);
+            const int32_t r = gr_rng_below(rng, 100);
+            eject = (r < lp->eject_weekend                    ? weekend_start
+                     : r < lp->eject_weekend + lp->eject_cover ? cover_start
+                                                               : request_start)(
+                st, rng, &ej_e, &ej_d, &ej_v);
             eject_debt = eject_wait(0, lp->eject_share);
         }
         if (lns || chain || eject) {
@@ -832,7 +869,8 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             else if (chain)
                 cur += weekend_rebuild(st, rng, t, hw, ctx, lns_saved, v1, v2);
             else {
-                cur += eject_chain(st, rng, t, hw, ej_e, ej_d, ej_v, lns_saved, lns_emps, v2);
+                cur += eject_chain(st, rng, t, hw, lp->window, ej_e, ej_d, ej_v, lns_saved,
+                                   lns_emps, v2);
                 int64_t work = st->dp.work - ej_work;
                 eject_debt = eject_wait(work, lp->eject_share);
                 /* a row too large for the DP is refused before any work: then no chain can

@@ -18,18 +18,17 @@ static inline int64_t cover_cost(const gr_problem *p, int64_t k, int32_t z)
     return req > z ? p->cover_under[k] * (req - z) : p->cover_over[k] * (z - req);
 }
 
-const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v)
+/* The costs of e's values on days [lo, hi] into cell (row-major from day lo). */
+static void fill_costs(gr_state *st, int32_t e, int32_t lo, int32_t hi, int32_t pin_d,
+                       int32_t pin_v, int64_t *cell)
 {
     const gr_problem *p = st->p;
     const int32_t D = st->D, S = st->S, V = S + 1;
     const int32_t *row = st->roster + (int64_t)e * D;
-    int64_t *cell = gr_dp_grow(&st->dp, GR_DP_SLOT_COSTS, (size_t)D * V * sizeof *cell);
-    if (!cell)
-        return NULL;
-    for (int32_t d = 0; d < D; d++) {
+    for (int32_t d = lo; d <= hi; d++) {
         const int64_t c = (int64_t)e * D + d;
         for (int32_t v = 0; v <= S; v++) {
-            int64_t *slot = &cell[(int64_t)d * V + v];
+            int64_t *slot = &cell[(int64_t)(d - lo) * V + v];
             const int32_t val = v == S ? -1 : v;
             if ((d == pin_d && val != pin_v) ||
                 (val >= 0 && (p->day_off[c] || p->max_shifts[(int64_t)e * S + val] <= 0))) {
@@ -49,7 +48,98 @@ const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_
             *slot = cost;
         }
     }
+}
+
+const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v)
+{
+    int64_t *cell = gr_dp_grow(&st->dp, GR_DP_SLOT_COSTS,
+                               (size_t)st->D * (size_t)(st->S + 1) * sizeof *cell);
+    if (cell)
+        fill_costs(st, e, 0, st->D - 1, pin_d, pin_v, cell);
     return cell;
+}
+
+/* The window is searched as a short row of its own: days [a, b] free, with `ctx` fixed days
+ * on each side so that every run crossing the window's edges is seen whole (a run longer than
+ * the context breaks a maximum on both rows, and an off run that long keeps every minimum), and
+ * the row's totals outside (minutes, shifts of each type, weekends not worked inside) taken off
+ * its limits. So its cheapest values are exact for the whole row (up to the label cap), and a
+ * 364-day row is re-optimised in a few ms where the whole-row search is not exact (decision
+ * 0022). */
+int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, int32_t pin_v,
+                  int32_t *out)
+{
+    const gr_problem *p = st->p;
+    const int32_t D = st->D, S = st->S, V = S + 1;
+    if (a < 0)
+        a = 0;
+    if (b >= D)
+        b = D - 1;
+    if (a > b)
+        return 0;
+    int32_t ctx = p->max_consec[e] < D ? p->max_consec[e] : D;
+    if (p->min_consec[e] > ctx)
+        ctx = p->min_consec[e];
+    if (p->min_off[e] > ctx)
+        ctx = p->min_off[e];
+    ctx++;
+    const int32_t lo = a - ctx < 0 ? 0 : a - ctx, hi = b + ctx >= D ? D - 1 : b + ctx;
+    const int32_t n = hi - lo + 1;
+    const int32_t *row = st->roster + (int64_t)e * D;
+    int64_t *cell = gr_dp_grow(&st->dp, GR_DP_SLOT_WCOST, (size_t)n * V * sizeof *cell);
+    int32_t *ints = gr_dp_grow(&st->dp, GR_DP_SLOT_WRULE, ((size_t)S + (size_t)n + 8) * sizeof *ints);
+    if (!cell || !ints)
+        return 0;
+    int32_t *ms = ints, *sub = ms + S, *rules = sub + n;
+    fill_costs(st, e, lo, hi, pin_d, pin_v, cell);
+    for (int32_t s = 0; s < S; s++)
+        ms[s] = p->max_shifts[(int64_t)e * S + s] - st->count[(int64_t)e * S + s];
+    int64_t minutes = st->minutes[e];
+    int32_t weekends = st->wk_worked[e], last = -1;
+    for (int32_t d = lo; d <= hi; d++) {
+        const int32_t v = row[d], dd = d - lo, w = p->weekend[d];
+        if (d < a || d > b) /* context: held at its value */
+            for (int32_t x = 0; x < V; x++)
+                cell[(int64_t)dd * V + x] = x == (v < 0 ? S : v) ? 0 : GR_FORBIDDEN;
+        if (v < 0)
+            continue;
+        ms[v]++;
+        minutes -= p->length[v];
+        /* a weekend worked inside is the search's to count (one crossing an edge has its
+         * days inside fixed, so the search counts it exactly when it is worked inside) */
+        if (w >= 0 && w != last)
+            weekends--;
+        last = w;
+    }
+    /* minutes, weekends left for [lo, hi]; a row already breaking a maximum outside gets none */
+    rules[0] = (int32_t)(p->min_minutes[e] - minutes > 0 ? p->min_minutes[e] - minutes : 0);
+    rules[1] = (int32_t)(p->max_minutes[e] - minutes);
+    rules[2] = p->max_consec[e];
+    rules[3] = p->min_consec[e];
+    rules[4] = p->min_off[e];
+    rules[5] = p->max_weekends[e] - weekends;
+    if (rules[1] < 0 || rules[5] < 0)
+        return 0;
+    for (int32_t s = 0; s < S; s++)
+        if (ms[s] < 0)
+            return 0;
+    gr_problem q = *p;
+    q.n_employees = 1;
+    q.n_days = n;
+    q.max_shifts = ms;
+    q.min_minutes = rules;
+    q.max_minutes = rules + 1;
+    q.max_consec = rules + 2;
+    q.min_consec = rules + 3;
+    q.min_off = rules + 4;
+    q.max_weekends = rules + 5;
+    q.day_off = p->day_off + (int64_t)e * D + lo; /* the employee's days, as employee 0 */
+    q.weekend = p->weekend + lo;
+    q.pin = NULL; /* pins reach the search as cell costs (gr_cell_pen) */
+    if (gr_label_row(&st->dp, &q, st->vrep, 0, cell, GR_LABEL_CAP_WINDOW, sub, NULL) == GR_ROW_NONE)
+        return 0;
+    memcpy(out, sub + (a - lo), (size_t)(b - a + 1) * sizeof *out);
+    return 1;
 }
 
 /* The exact search where the row's minutes table is small (up to Instance 20: ~35 ms a row),
