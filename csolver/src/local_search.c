@@ -360,26 +360,35 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
 }
 
 /* Row move: one employee's whole row replaced by the DP optimum. While the roster is
- * infeasible it goes to an employee who breaks a rule, else to a random one. */
-static int propose_row(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
+ * infeasible it goes to an employee who breaks a rule, else to a random one. With a window
+ * (long horizons), a feasible walk re-optimises 2 window + 1 days of a row too large for the
+ * exact whole-row search (Instances 22 and 24) exactly instead. */
+static int propose_row(gr_state *st, gr_rng *rng, int32_t window, move *m, int32_t *v1)
 {
-    int32_t e = gr_rng_below(rng, st->E);
+    int32_t e = gr_rng_below(rng, st->E), a = 0, b = st->D - 1;
+    int ok;
     if (st->total.hard != 0 || st->total.minutes != 0) {
         int32_t seen = 0;
         for (int32_t x = 0; x < st->E; x++)
             if (gr_state_emp_hard(st, x) > 0 && gr_rng_below(rng, ++seen) == 0)
                 e = x;
+        ok = gr_row_dp(st, e, v1);
+    } else if (window > 0 && gr_row_large(st->p, e)) {
+        const int32_t mid = gr_rng_below(rng, st->D);
+        a = mid - window > 0 ? mid - window : 0;
+        b = mid + window < st->D ? mid + window : st->D - 1;
+        ok = gr_row_window(st, e, a, b, -1, 0, v1);
+    } else {
+        ok = gr_row_dp(st, e, v1);
     }
-    if (!gr_row_dp(st, e, v1))
-        return 0;
-    const int32_t *row = st->roster + (int64_t)e * st->D;
-    if (memcmp(row, v1, (size_t)st->D * sizeof *v1) == 0)
+    const int32_t *row = st->roster + (int64_t)e * st->D + a;
+    if (!ok || memcmp(row, v1, (size_t)(b - a + 1) * sizeof *v1) == 0)
         return 0;
     m->kind = 0;
     m->e1 = e;
-    m->a = 0;
-    m->b = st->D - 1;
-    m->d1 = gr_state_delta(st, e, 0, st->D - 1, v1, 1);
+    m->a = a;
+    m->b = b;
+    m->d1 = gr_state_delta(st, e, a, b, v1, 1);
     return 1;
 }
 
@@ -892,7 +901,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
         int scored;
         int64_t threshold = -1; /* >= 0: drawn before the proposal (feasible walk) */
         if (lp->dp_period > 0 && it % lp->dp_period == 0) {
-            scored = propose_row(st, rng, &m, v1);
+            scored = propose_row(st, rng, lp->window, &m, v1);
             if (gr_ctx_poll(ctx))
                 break;
         } else if (lp->mask_period > 0 && it % lp->mask_period == lp->mask_period / 3) {
