@@ -1,7 +1,11 @@
 """The row DP on long horizons (decision 0013): every row it prices keeps every per-employee
-rule, its bound is a bound, and a half-year instance solves to a feasible roster."""
+rule, its bound is a bound, and a half-year instance solves to a feasible roster whose
+progress shows the search's improvements while it runs."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -63,3 +67,22 @@ def test_a_half_year_instance_solves_to_a_feasible_roster() -> None:
     run = csolver.solve_generetic(p, time_limit=3.0, seed=1, control=SolveControl())
     assert evaluate(p, run.roster).hard_violations == 0
     assert run.time_to_first_feasible_ms is not None
+
+
+def test_a_year_solve_reports_its_improvements_while_it_runs() -> None:
+    """On long horizons one anneal is nearly the whole solve (decision 0018): its best rosters
+    reach the progress (and so `watch` and a cancel) while it runs, not only at its end."""
+    p = instance(22)
+    control = SolveControl()
+    worker = threading.Thread(target=lambda: csolver.solve_generetic(
+        p, time_limit=8.0, seed=1, control=control, column_share=0.0))
+    worker.start()
+    seen: list[int] = []
+    while worker.is_alive():
+        time.sleep(0.25)
+        control.refresh()
+        if control.progress.best_hard == 0 and worker.is_alive():
+            seen.append(control.progress.best_penalty)
+    worker.join()
+    assert seen == sorted(seen, reverse=True)  # the best never gets worse
+    assert len(set(seen)) >= 3, f"progress moved {len(set(seen)) - 1} times: {sorted(set(seen))}"

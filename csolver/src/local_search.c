@@ -34,6 +34,8 @@
 #define GR_DP_WORK_PER_PROPOSAL 128
 /* What drawing a chain's first cell costs, in proposals (the scan for a colleague is O(E)) */
 #define EJECT_BASE_COST 8
+/* Seconds between offers of the walk's best to the caller's progress */
+#define GR_PUBLISH_SECONDS 1.0
 /* Chains in a row whose first DP was refused (row too large) before the chains stop */
 #define EJECT_MAX_REFUSED 32
 
@@ -827,6 +829,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
     const double t_first = t, t_ratio = t_end / t;
     const double t0_clock = lp->seconds > 0 ? gr_now() : 0.0;
     int64_t it = 0, eject_debt = 0;
+    double published = gr_now();
     int32_t ej_refused = 0;
     move m = {0};
     while (lp->seconds > 0 || it < lp->iterations) {
@@ -850,6 +853,14 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 hwf = hw_max;
             hw = (int64_t)hwf;
             cur = gr_delta_cost(st->total, hw);
+            /* the walk's best reaches the caller's progress (and a cancel's roster) while it
+             * runs: one anneal is nearly all of a long-horizon solve. Offers change nothing
+             * the walk decides, so a run with an evaluation budget stays reproducible. */
+            const double now = gr_now();
+            if (now - published >= GR_PUBLISH_SECONDS) {
+                gr_ctx_offer(ctx, cur_is_best ? st->roster : best_buf);
+                published = now;
+            }
         }
         int lns = lp->lns_period > 0 && it % lp->lns_period == 0;
         int chain = lp->chain_period > 0 && it % lp->chain_period == lp->chain_period / 2;
