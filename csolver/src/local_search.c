@@ -552,6 +552,38 @@ static int64_t keep_or_restore(gr_state *st, gr_rng *rng, int64_t total, double 
     return 0;
 }
 
+/* The days of e's row a row move re-optimises: the whole row, or with a window (long horizons)
+ * and a row too large for the exact whole-row search, the days within `window` of day d.
+ * Returns 1 for a window. */
+static int row_range(const gr_state *st, int32_t e, int32_t window, int32_t d, int32_t *a,
+                     int32_t *b)
+{
+    const int32_t D = st->D;
+    if (window > 0 && gr_row_large(st->p, e)) {
+        *a = d - window > 0 ? d - window : 0;
+        *b = d + window < D ? d + window : D - 1;
+        return 1;
+    }
+    *a = 0;
+    *b = D - 1;
+    return 0;
+}
+
+/* Those days of e's row re-optimised by the row DP (gr_row_window for a window), in place.
+ * Returns the change of the weighted cost, or 0 with nothing changed. */
+static int64_t rebuild_row(gr_state *st, int32_t e, int32_t window, int32_t d, int64_t hw,
+                           int32_t *buf)
+{
+    int32_t a, b;
+    const int ok = row_range(st, e, window, d, &a, &b) ? gr_row_window(st, e, a, b, -1, 0, buf)
+                                                       : gr_row_dp(st, e, buf);
+    if (!ok)
+        return 0;
+    gr_delta dl = gr_state_delta(st, e, a, b, buf, 1);
+    gr_state_apply(st, e, a, b, buf, 1, dl);
+    return gr_delta_cost(dl, hw);
+}
+
 /* A split weekend repaired in three steps: day d swapped between e and e2 together with the
  * best subset of the nearby days (mask_swap), then a row DP for each of the two. The swap
  * alone covers nothing more, so annealing rarely takes it; the gain comes when the employee
@@ -559,8 +591,9 @@ static int64_t keep_or_restore(gr_state *st, gr_rng *rng, int64_t total, double 
  * Instance 5, 25M evaluations, 12 seeds: the roster with one uncovered shift fewer (gap
  * 0.3-0.9 % instead of 8-9 %) came out 7 times instead of 2-3. Accepted by the annealing rule
  * on the whole chain, else both rows are put back. Returns the change of the weighted cost. */
-static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, gr_ctx *ctx,
-                               int32_t *saved, int32_t *v1, int32_t *v2)
+static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw,
+                               int32_t window, gr_ctx *ctx, int32_t *saved, int32_t *v1,
+                               int32_t *v2)
 {
     const int32_t D = st->D;
     int32_t e, e2, d;
@@ -575,13 +608,8 @@ static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, 
     gr_state_apply(st, e, m.a, m.b, v1, 0, m.d1);
     gr_state_apply(st, e2, m.a, m.b, v2, 0, m.d2);
     int64_t total = gr_delta_cost(m.d1, hw) + gr_delta_cost(m.d2, hw);
-    for (int i = 0; i < 2; i++) {
-        if (!gr_row_dp(st, emps[i], v1))
-            continue;
-        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, v1, 1);
-        gr_state_apply(st, emps[i], 0, D - 1, v1, 1, dl);
-        total += gr_delta_cost(dl, hw);
-    }
+    for (int i = 0; i < 2; i++)
+        total += rebuild_row(st, emps[i], window, d, hw, v1);
     return keep_or_restore(st, rng, total, t, 2, emps, saved);
 }
 
@@ -749,13 +777,14 @@ static inline int64_t eject_wait(int64_t work, int32_t share)
     return (EJECT_BASE_COST + work / GR_DP_WORK_PER_PROPOSAL) * (100 - share) / share;
 }
 
-/* Ruin and recreate: clear k rows, then rebuild them one by one with the row DP (each against
- * everything else, including the rows already rebuilt). Accepted by the annealing rule, else
- * the old rows are put back. Returns the change of the weighted cost (0 when reverted). */
-static int64_t ruin_recreate(gr_state *st, gr_rng *rng, int32_t k, double t, int64_t hw,
-                             int32_t *saved, int32_t *emps, int32_t *buf)
+/* Ruin and recreate: clear k rows (with a window: the same days of each, see row_range), then
+ * rebuild them one by one with the row DP (each against everything else, including the rows
+ * already rebuilt). Accepted by the annealing rule, else the old rows are put back. Returns the
+ * change of the weighted cost (0 when reverted). */
+static int64_t ruin_recreate(gr_state *st, gr_rng *rng, int32_t k, int32_t window, double t,
+                             int64_t hw, int32_t *saved, int32_t *emps, int32_t *buf)
 {
-    const int32_t D = st->D;
+    const int32_t D = st->D, d = window > 0 ? gr_rng_below(rng, D) : 0; /* no draw: as before */
     if (k > st->E)
         k = st->E;
     for (int32_t i = 0; i < k; i++) {
@@ -771,19 +800,24 @@ static int64_t ruin_recreate(gr_state *st, gr_rng *rng, int32_t k, double t, int
         memcpy(saved + (size_t)i * (size_t)D, st->roster + (int64_t)e * D, (size_t)D * sizeof *saved);
     }
     int64_t total = 0;
-    for (int32_t d = 0; d < D; d++)
-        buf[d] = -1;
+    for (int32_t x = 0; x < D; x++)
+        buf[x] = -1;
     for (int32_t i = 0; i < k; i++) {
-        gr_delta dl = gr_state_delta(st, emps[i], 0, D - 1, buf, 1);
-        gr_state_apply(st, emps[i], 0, D - 1, buf, 1, dl);
+        int32_t a, b;
+        row_range(st, emps[i], window, d, &a, &b);
+        gr_delta dl = gr_state_delta(st, emps[i], a, b, buf, 1);
+        gr_state_apply(st, emps[i], a, b, buf, 1, dl);
         total += gr_delta_cost(dl, hw);
     }
     for (int32_t i = 0; i < k; i++) {
-        int32_t e = emps[k - 1 - i];
-        if (!gr_row_dp(st, e, buf))
-            memcpy(buf, saved + (size_t)(k - 1 - i) * (size_t)D, (size_t)D * sizeof *buf);
-        gr_delta dl = gr_state_delta(st, e, 0, D - 1, buf, 1);
-        gr_state_apply(st, e, 0, D - 1, buf, 1, dl);
+        const int32_t e = emps[k - 1 - i];
+        const int32_t *old = saved + (size_t)(k - 1 - i) * (size_t)D;
+        int32_t a, b;
+        const int win = row_range(st, e, window, d, &a, &b);
+        if (!(win ? gr_row_window(st, e, a, b, -1, 0, buf) : gr_row_dp(st, e, buf)))
+            memcpy(buf, old + a, (size_t)(b - a + 1) * sizeof *buf);
+        gr_delta dl = gr_state_delta(st, e, a, b, buf, 1);
+        gr_state_apply(st, e, a, b, buf, 1, dl);
         total += gr_delta_cost(dl, hw);
     }
     return keep_or_restore(st, rng, total, t, k, emps, saved);
@@ -885,9 +919,10 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 cur_is_best = 0;
             }
             if (lns)
-                cur += ruin_recreate(st, rng, lp->lns_rows, t, hw, lns_saved, lns_emps, v2);
+                cur += ruin_recreate(st, rng, lp->lns_rows, lp->window, t, hw, lns_saved,
+                                     lns_emps, v2);
             else if (chain)
-                cur += weekend_rebuild(st, rng, t, hw, ctx, lns_saved, v1, v2);
+                cur += weekend_rebuild(st, rng, t, hw, lp->window, ctx, lns_saved, v1, v2);
             else {
                 cur += eject_chain(st, rng, t, hw, lp->window, ej_e, ej_d, ej_v, lns_saved,
                                    lns_emps, v2);
