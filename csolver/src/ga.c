@@ -59,7 +59,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #define GR_LONG_HARD_WEIGHT 100000
 #endif
 /* Long horizons: the chains re-optimise this many days either side of their cell exactly
- * (gr_row_window), and this many percent of them start from a split weekend (decision 0022) */
+ * (gr_row_window), as do the other row moves on rows too large for the exact whole-row
+ * search; this many percent of the chains start from a split weekend (decision 0022) */
 #ifndef GR_LONG_WINDOW
 #define GR_LONG_WINDOW 7
 #endif

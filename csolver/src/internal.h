@@ -288,7 +288,8 @@ typedef struct {
     int32_t eject_cover;  /* percent of the chains started from a short slot, not a request */
     int32_t eject_weekend; /* percent of the chains started from a split weekend (long horizons) */
     int32_t window;       /* > 0: the chains re-optimise this many days either side of their
-                             cell exactly (gr_row_window) instead of the whole row */
+                             cell exactly (gr_row_window), and the other row moves do on
+                             rows too large for the exact whole-row search (gr_row_large) */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cover_move;  /* non-zero: the fill share goes to the targeted cover move (long
