@@ -415,10 +415,11 @@ def test_progress_says_what_each_phase_of_the_solver_is_doing(make_stack: StackF
             assert e["generation"] == "" and e["population"] == "0", e
             assert e["message"].startswith("Column generation: "), e
         else:
-            assert e["message"].startswith("Genetic search: generation "), e
+            assert e["message"].startswith("Genetic search: "), e
             if e["generation"]:
                 done, expected = map(int, e["generation"].split("/"))
                 assert 0 < done <= expected, e
+                assert f"generation {done} of ~{expected}, " in e["message"], e
     assert any(e["best_score"] for e in progress)
     # The column phase's LP bound, once its root LP converged (in well under a second on an
     # idle machine; the limit leaves it 3 s),

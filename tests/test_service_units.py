@@ -66,6 +66,16 @@ def test_progress_fields() -> None:
     )
 
 
+def test_first_anneal_names_the_roster_not_generation_zero() -> None:
+    """On long horizons the first anneal (generation 0) is nearly the whole solve: its message
+    leads with the best roster, which moves, not with a count that stays at 0."""
+    r = ProgressReporter("j", time_limit=60)
+    p = Progress(generation=0, population=0, best_hard=0, best_penalty=126473, phase="genetic")
+    o = r.outcome(p, 0.0)
+    assert o is not None
+    assert o.message == "Genetic search: best roster: penalty 126473"
+
+
 def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> None:
     """The column phase has no generations or population: it says so with empty fields and
     gives what it has, the best roster and the LP bound (the solver's own `phase` when set)."""

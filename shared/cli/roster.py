@@ -216,7 +216,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     worker = threading.Thread(target=work, name="solve", daemon=True)
     bar = Progress(
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=12),  # an 80-column terminal keeps room for the penalty
         TextColumn("{task.fields[elapsed]:.1f}/{task.fields[limit]:.0f} s"),
         TextColumn("{task.fields[best]}"),
         console=err,

@@ -80,8 +80,11 @@ def describe(p: Progress, phase: str, generation_total: int | None = None) -> st
     if phase == COLUMNS:
         return f"Column generation: {_best_words(p)}{_bound_words(p)}"
     if phase == GENETIC:
+        # generation 0 is the first anneal: on long horizons nearly the whole solve, so the
+        # words go to the roster, not to a count that does not move
         of = f" of ~{generation_total}" if generation_total else ""
-        return f"Genetic search: generation {p.generation}{of}, {_best_words(p)}{_bound_words(p)}"
+        gen = f"generation {p.generation}{of}, " if p.generation > 0 else ""
+        return f"Genetic search: {gen}{_best_words(p)}{_bound_words(p)}"
     if phase == GREEDY:
         return f"Greedy construction: {_best_words(p)}"
     return f"Solving ({phase}): {_best_words(p)}"
