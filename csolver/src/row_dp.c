@@ -95,9 +95,13 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
     for (int32_t s = 0; s < S; s++)
         ms[s] = p->max_shifts[(int64_t)e * S + s] - st->count[(int64_t)e * S + s];
     int64_t minutes = st->minutes[e];
-    int32_t weekends = st->wk_worked[e], last = -1;
+    int32_t weekends = st->wk_worked[e], last = -1, inside = 0, seen = -1;
     for (int32_t d = lo; d <= hi; d++) {
         const int32_t v = row[d], dd = d - lo, w = p->weekend[d];
+        if (w >= 0 && w != seen) {
+            inside++;
+            seen = w;
+        }
         if (d < a || d > b) /* context: held at its value */
             for (int32_t x = 0; x < V; x++)
                 cell[(int64_t)dd * V + x] = x == (v < 0 ? S : v) ? 0 : GR_FORBIDDEN;
@@ -120,6 +124,10 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
     rules[5] = p->max_weekends[e] - weekends;
     if (rules[1] < 0 || rules[5] < 0)
         return 0;
+    /* more weekends left than [lo, hi] holds bind nothing: the search's weekend dimension
+     * (its exact bound's table grows with it) need not count past those */
+    if (rules[5] > inside)
+        rules[5] = inside;
     for (int32_t s = 0; s < S; s++)
         if (ms[s] < 0)
             return 0;
