@@ -83,9 +83,25 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
     if (p->min_off[e] > ctx)
         ctx = p->min_off[e];
     ctx++;
-    const int32_t lo = a - ctx < 0 ? 0 : a - ctx, hi = b + ctx >= D ? D - 1 : b + ctx;
-    const int32_t n = hi - lo + 1;
     const int32_t *row = st->roster + (int64_t)e * D;
+    int32_t lo = a - ctx < 0 ? 0 : a - ctx, hi = b + ctx >= D ? D - 1 : b + ctx;
+    /* the fixed days need reach only one day past the run that crosses each edge: that run is
+     * then seen whole, and the run beyond it is fixed where the search sees it begin or end */
+    if (a > 0) {
+        int32_t x = a - 1;
+        while (x > lo && (row[x - 1] >= 0) == (row[a - 1] >= 0))
+            x--;
+        if (x > lo)
+            lo = x - 1;
+    }
+    if (b < D - 1) {
+        int32_t x = b + 1;
+        while (x < hi && (row[x + 1] >= 0) == (row[b + 1] >= 0))
+            x++;
+        if (x < hi)
+            hi = x + 1;
+    }
+    const int32_t n = hi - lo + 1;
     int64_t *cell = gr_dp_grow(&st->dp, GR_DP_SLOT_WCOST, (size_t)n * V * sizeof *cell);
     int32_t *ints = gr_dp_grow(&st->dp, GR_DP_SLOT_WRULE, ((size_t)S + (size_t)n + 8) * sizeof *ints);
     if (!cell || !ints)
