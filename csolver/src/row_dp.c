@@ -59,9 +59,9 @@ const int64_t *gr_row_costs(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_
     return cell;
 }
 
-/* The window is searched as a short row of its own: days [a, b] free, with `ctx` fixed days
- * on each side so that every run crossing the window's edges is seen whole (a run longer than
- * the context breaks a maximum on both rows, and an off run that long keeps every minimum), and
+/* The window is searched as a short row of its own: days [a, b] free, with up to `ctx` fixed
+ * days on each side so that every run crossing the window's edges is seen whole (a run longer
+ * than that breaks a maximum on both rows, and an off run that long keeps every minimum), and
  * the row's totals outside (minutes, shifts of each type, weekends not worked inside) taken off
  * its limits. So its cheapest values are exact for the whole row (up to the label cap), and a
  * 364-day row is re-optimised in a few ms where the whole-row search is not exact (decision
