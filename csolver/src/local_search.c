@@ -361,16 +361,21 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
     return 1;
 }
 
+/* The days within `window` of day d, or the whole row when window is 0. */
+static void window_days(int32_t D, int32_t window, int32_t d, int32_t *a, int32_t *b)
+{
+    *a = window > 0 && d - window > 0 ? d - window : 0;
+    *b = window > 0 && d + window < D ? d + window : D - 1;
+}
+
 /* The days of e's row a row move re-optimises: the whole row, or with a window (long horizons)
  * and a row too large for the exact whole-row search, the days within `window` of day d.
  * Returns 1 for a window. */
 static int row_range(const gr_state *st, int32_t e, int32_t window, int32_t d, int32_t *a,
                      int32_t *b)
 {
-    const int32_t D = st->D;
     const int win = window > 0 && gr_row_large(st->p, e);
-    *a = win && d - window > 0 ? d - window : 0;
-    *b = win && d + window < D ? d + window : D - 1;
+    window_days(st->D, win ? window : 0, d, a, b);
     return win;
 }
 
@@ -749,8 +754,8 @@ static int64_t eject_chain(gr_state *st, gr_rng *rng, double t, int64_t hw, int3
         /* on a long horizon a chain takes windows of every row, not only of large ones: they
          * cost less, so more chains run (Instance 20, whose rows the whole-row search does
          * exactly: 5 167 against 5 268 with whole rows, decision 0022) */
-        const int32_t a = window > 0 && pin_d - window > 0 ? pin_d - window : 0;
-        const int32_t b = window > 0 && pin_d + window < D ? pin_d + window : D - 1;
+        int32_t a, b;
+        window_days(D, window, pin_d, &a, &b);
         if (!(window > 0 ? gr_row_window(st, e, a, b, pin_d, pin_v, buf)
                          : gr_row_dp_pinned(st, e, pin_d, pin_v, buf)))
             break;

@@ -107,7 +107,7 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
     if (!cell || !ints)
         return 0;
     int32_t *ms = ints, *sub = ms + S, *rules = sub + n;
-    fill_costs(st, e, lo, hi, pin_d, pin_v, cell);
+    fill_costs(st, e, a, b, pin_d, pin_v, cell + (int64_t)(a - lo) * V); /* the free days */
     for (int32_t s = 0; s < S; s++)
         ms[s] = p->max_shifts[(int64_t)e * S + s] - st->count[(int64_t)e * S + s];
     int64_t minutes = st->minutes[e];
