@@ -59,7 +59,7 @@
 
 enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
-    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_N
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_N
 };
 _Static_assert(B_N <= GR_DP_SLOTS_LABEL, "gr_dp has too few buffers");
 
@@ -146,6 +146,7 @@ typedef struct {
     double *Hm;           /* [D * NC * R * (M + 1) * W1] or NULL: cost-to-go with the minutes
                              (and, when W1 > 1, the weekends worked) exact */
     int32_t W1;
+    int32_t *fw;          /* [2 * D] scratch of minutes_bound */
     double mconst;        /* its constant (the prices of the counts and weekends) */
     int64_t ub;           /* the incumbent's cost, LINF = none */
     int32_t *row;         /* [D] the incumbent */
@@ -740,6 +741,24 @@ static double minutes_bound(ctx_t *c)
             }
         }
     }
+    /* Only the minutes a row can have worked by day d (fw_lo, fw_hi: every label's) are
+     * written, and of those only the ones it can still complete from (maxu, minu) computed,
+     * the others infinite; what no row gets to is never read (the labels, the walk and this
+     * table's own steps all start from a row's minutes). */
+    int32_t *fw_lo = c->fw, *fw_hi = c->fw + D;
+    for (int32_t d = 0, lo = 0, hi = 0; d < D; d++) {
+        int32_t dl = INT32_MAX, dh = 0;
+        for (int32_t n = 0; n < NC; n++)
+            if (c->nc[(size_t)d * NC + n] != INFINITY) {
+                const int32_t u = n > 0 ? c->nlen[n] : 0;
+                dl = u < dl ? u : dl;
+                dh = u > dh ? u : dh;
+            }
+        lo = dl == INT32_MAX || lo + dl > M1 - 1 ? M1 - 1 : lo + dl;
+        hi = hi + dh > M1 - 1 ? M1 - 1 : hi + dh;
+        fw_lo[d] = lo;
+        fw_hi[d] = hi;
+    }
     /* HM(d, n, r, m) points at the W1 entries of weekends worked 0..W1-1 */
 #define HM(d, n, r, m) Hm[(sidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1]
     for (int32_t n = 0; n < NC; n++)
@@ -754,8 +773,14 @@ static double minutes_bound(ctx_t *c)
             const double wk = nw ? per_wk : 0.0;
             for (int32_t r = 1; r <= R; r++) {
                 double *dst = &HM(d, n, r, 0);
-                for (size_t q = 0; q < (size_t)M1 * (size_t)W1; q++)
+                for (size_t q = (size_t)fw_lo[d] * W1; q < ((size_t)fw_hi[d] + 1) * W1; q++)
                     dst[q] = INFINITY;
+                const size_t j = sidx(c, d, n, r);
+                if (c->maxu[j] < 0)
+                    continue;
+                int32_t m_from = c->m_lo - c->maxu[j], m_to = c->M - c->minu[j];
+                m_from = m_from > fw_lo[d] ? m_from : fw_lo[d];
+                m_to = m_to < fw_hi[d] ? m_to : fw_hi[d];
                 for (int32_t n2 = 0; n2 < NC; n2++) {
                     if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
                         continue;
@@ -768,7 +793,7 @@ static double minutes_bound(ctx_t *c)
                     /* (m, w) reads (m + du, w + dw): one contiguous run per minutes value */
                     const double *src = &HM(d + 1, n2, r2, 0);
                     const size_t off = (size_t)du * (size_t)W1 + (size_t)dw;
-                    for (int32_t m = 0; m + du < M1; m++) {
+                    for (int32_t m = m_from > 0 ? m_from : 0; m <= m_to && m + du < M1; m++) {
                         const size_t base = (size_t)m * (size_t)W1;
                         for (int32_t w = 0; w + dw < W1; w++) {
                             double x = src[base + off + (size_t)w] + add;
@@ -1493,6 +1518,9 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     double *hm = with_m * (size_t)c.W1 <= MINUTES_CAP
                      ? gr_dp_grow(dp, B_HM, with_m * (size_t)c.W1 * sizeof *c.Hm)
                      : NULL;
+    c.fw = hm ? gr_dp_grow(dp, B_FW, 2 * (size_t)D * sizeof *c.fw) : NULL;
+    if (!c.fw)
+        hm = NULL;
     double lb0 = -INFINITY;
     if (hm && (c.W1 > 1 || !c.track_w)) {
         for (int32_t i = 0; i < nb + 3; i++)
