@@ -184,6 +184,13 @@ static inline int node_forbidden(const ctx_t *c, int32_t n, int32_t n2)
     return n > 0 && n2 > 0 && c->p->forbidden[(int64_t)c->nrep[n] * c->S + c->nrep[n2]];
 }
 
+/* Can a row in state j with m minute units worked still keep the minutes window? (The
+ * exact-minutes table holds values only for such states.) */
+static inline int hm_live(const ctx_t *c, size_t j, int32_t m)
+{
+    return c->maxu[j] >= 0 && m + c->maxu[j] >= c->m_lo && m + c->minu[j] <= c->M;
+}
+
 /* Does working day d (after a day with status `work`) start a new worked weekend? */
 static inline int new_weekend(const ctx_t *c, int32_t d, int work)
 {
@@ -741,10 +748,10 @@ static double minutes_bound(ctx_t *c)
             }
         }
     }
-    /* Only the minutes a row can have worked by day d (fw_lo, fw_hi: every label's) are
-     * written, and of those only the ones it can still complete from (maxu, minu) computed,
-     * the others infinite; what no row gets to is never read (the labels, the walk and this
-     * table's own steps all start from a row's minutes). */
+    /* Only the states a row can be in are computed: a node allowed on the day, minutes a
+     * row can have worked by then (fw_lo, fw_hi) and can still complete from (hm_live). The
+     * rest of the table is never written and never read: the labels (extend_rules), the walk
+     * and this table's own steps read only live states reached from a row's minutes. */
     int32_t *fw_lo = c->fw, *fw_hi = c->fw + D;
     for (int32_t d = 0, lo = 0, hi = 0; d < D; d++) {
         int32_t dl = INT32_MAX, dh = 0;
@@ -767,33 +774,44 @@ static double minutes_bound(ctx_t *c)
                 for (int32_t w = 0; w < W1; w++)
                     (&HM(D - 1, n, r, m))[w] = m >= c->m_lo ? 0.0 : INFINITY;
     for (int32_t d = D - 2; d >= 0; d--) {
-        const double *nx = c->nc + (size_t)(d + 1) * NC;
+        const double *nd = c->nc + (size_t)d * NC, *nx = nd + NC;
         for (int32_t n = 0; n < NC; n++) {
+            if (nd[n] == INFINITY)
+                continue;
             const int nw = new_weekend(c, d + 1, n > 0);
             const double wk = nw ? per_wk : 0.0;
             for (int32_t r = 1; r <= R; r++) {
-                double *dst = &HM(d, n, r, 0);
-                for (size_t q = (size_t)fw_lo[d] * W1; q < ((size_t)fw_hi[d] + 1) * W1; q++)
-                    dst[q] = INFINITY;
                 const size_t j = sidx(c, d, n, r);
                 if (c->maxu[j] < 0)
                     continue;
                 int32_t m_from = c->m_lo - c->maxu[j], m_to = c->M - c->minu[j];
                 m_from = m_from > fw_lo[d] ? m_from : fw_lo[d];
                 m_to = m_to < fw_hi[d] ? m_to : fw_hi[d];
+                if (m_from > m_to)
+                    continue;
+                double *dst = &HM(d, n, r, 0);
+                for (size_t q = (size_t)m_from * W1; q < ((size_t)m_to + 1) * W1; q++)
+                    dst[q] = INFINITY;
                 for (int32_t n2 = 0; n2 < NC; n2++) {
                     if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
                         continue;
                     int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
                     if (!r2)
                         continue;
+                    const size_t j2 = sidx(c, d + 1, n2, r2);
+                    if (c->maxu[j2] < 0)
+                        continue;
                     const int32_t du = n2 > 0 ? c->nlen[n2] : 0;
                     const int32_t dw = W1 > 1 && n2 > 0 && nw;
                     const double add = nx[n2] + (n2 > 0 ? wk : 0.0);
+                    /* the minutes whose step lands on a live state of the next day */
+                    int32_t lo = c->m_lo - c->maxu[j2] - du, hi = c->M - c->minu[j2] - du;
+                    lo = lo > m_from ? lo : m_from;
+                    hi = hi < m_to ? hi : m_to;
                     /* (m, w) reads (m + du, w + dw): one contiguous run per minutes value */
                     const double *src = &HM(d + 1, n2, r2, 0);
                     const size_t off = (size_t)du * (size_t)W1 + (size_t)dw;
-                    for (int32_t m = m_from > 0 ? m_from : 0; m <= m_to && m + du < M1; m++) {
+                    for (int32_t m = lo; m <= hi; m++) {
                         const size_t base = (size_t)m * (size_t)W1;
                         for (int32_t w = 0; w + dw < W1; w++) {
                             double x = src[base + off + (size_t)w] + add;
@@ -818,7 +836,7 @@ static double minutes_bound(ctx_t *c)
             continue;
         const int32_t u = n > 0 ? c->nlen[n] : 0;
         const int32_t w0 = n > 0 && c->track_w && new_weekend(c, 0, 0);
-        if (u >= M1 || (W1 > 1 && w0 >= W1))
+        if (u >= M1 || (W1 > 1 && w0 >= W1) || !hm_live(c, sidx(c, 0, n, 1), u))
             continue;
         x += (&HM(0, n, 1, u))[W1 > 1 ? w0 : 0] + (n > 0 && new_weekend(c, 0, 0) ? per_wk : 0.0);
         if (x < best)
@@ -844,7 +862,7 @@ static int minutes_walk(const ctx_t *c, int32_t *row)
             continue;
         const int32_t u = k > 0 ? c->nlen[k] : 0;
         const int32_t w0 = k > 0 && c->track_w && new_weekend(c, 0, 0);
-        if (u >= M1 || (W1 > 1 && w0 >= W1))
+        if (u >= M1 || (W1 > 1 && w0 >= W1) || !hm_live(c, sidx(c, 0, k, 1), u))
             continue;
         x += HMW(0, k, 1, u, W1 > 1 ? w0 : 0) + (k > 0 && new_weekend(c, 0, 0) ? per_wk : 0.0);
         if (x < best) {
@@ -870,7 +888,7 @@ static int minutes_walk(const ctx_t *c, int32_t *row)
                 continue;
             const int32_t m2 = m + (n2 > 0 ? c->nlen[n2] : 0);
             const int32_t w2 = w + (n2 > 0 && nw && c->track_w);
-            if (m2 >= M1 || (W1 > 1 && w2 >= W1))
+            if (m2 >= M1 || (W1 > 1 && w2 >= W1) || !hm_live(c, sidx(c, d, n2, r2), m2))
                 continue;
             double x = nx[n2] + HMW(d, n2, r2, m2, W1 > 1 ? w2 : 0) + (n2 > 0 && nw ? per_wk : 0.0);
             if (x < bx) {
