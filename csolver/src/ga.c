@@ -65,7 +65,7 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #define GR_LONG_WINDOW 7
 #endif
 #ifndef GR_LONG_EJECT_WEEKEND
-#define GR_LONG_EJECT_WEEKEND 30
+#define GR_LONG_EJECT_WEEKEND 50
 #endif
 #ifndef GR_LONG_EJECT_SHARE
 #define GR_LONG_EJECT_SHARE GR_EJECT_SHARE
