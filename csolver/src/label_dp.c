@@ -184,11 +184,21 @@ static inline int node_forbidden(const ctx_t *c, int32_t n, int32_t n2)
     return n > 0 && n2 > 0 && c->p->forbidden[(int64_t)c->nrep[n] * c->S + c->nrep[n2]];
 }
 
+/* The minute units worked [*lo, *hi] from which a row in state j can still keep the minutes
+ * window; empty for a state with no rule-abiding completion. */
+static inline void live_minutes(const ctx_t *c, size_t j, int32_t *lo, int32_t *hi)
+{
+    *lo = c->maxu[j] < 0 ? 1 : c->m_lo - c->maxu[j];
+    *hi = c->maxu[j] < 0 ? 0 : c->M - c->minu[j];
+}
+
 /* Can a row in state j with m minute units worked still keep the minutes window? (The
  * exact-minutes table holds values only for such states.) */
 static inline int hm_live(const ctx_t *c, size_t j, int32_t m)
 {
-    return c->maxu[j] >= 0 && m + c->maxu[j] >= c->m_lo && m + c->minu[j] <= c->M;
+    int32_t lo, hi;
+    live_minutes(c, j, &lo, &hi);
+    return m >= lo && m <= hi;
 }
 
 /* Does working day d (after a day with status `work`) start a new worked weekend? */
@@ -621,7 +631,7 @@ static inline int extend_rules(const ctx_t *c, int32_t d, int32_t v, int32_t n, 
     if (c->maxu[j] < 0)
         return 0;
     const int32_t m2 = m + (work2 ? c->nlen[n2] : 0);
-    if (m2 > M || m2 + c->maxu[j] < c->m_lo || m2 + c->minu[j] > M)
+    if (m2 > M || !hm_live(c, j, m2))
         return 0;
     const int32_t w2 = w + (work2 && c->track_w && new_weekend(c, d, work));
     if (c->track_w && w2 > c->maxw)
@@ -781,10 +791,8 @@ static double minutes_bound(ctx_t *c)
             const int nw = new_weekend(c, d + 1, n > 0);
             const double wk = nw ? per_wk : 0.0;
             for (int32_t r = 1; r <= R; r++) {
-                const size_t j = sidx(c, d, n, r);
-                if (c->maxu[j] < 0)
-                    continue;
-                int32_t m_from = c->m_lo - c->maxu[j], m_to = c->M - c->minu[j];
+                int32_t m_from, m_to;
+                live_minutes(c, sidx(c, d, n, r), &m_from, &m_to);
                 m_from = m_from > fw_lo[d] ? m_from : fw_lo[d];
                 m_to = m_to < fw_hi[d] ? m_to : fw_hi[d];
                 if (m_from > m_to)
@@ -798,16 +806,14 @@ static double minutes_bound(ctx_t *c)
                     int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
                     if (!r2)
                         continue;
-                    const size_t j2 = sidx(c, d + 1, n2, r2);
-                    if (c->maxu[j2] < 0)
-                        continue;
                     const int32_t du = n2 > 0 ? c->nlen[n2] : 0;
                     const int32_t dw = W1 > 1 && n2 > 0 && nw;
                     const double add = nx[n2] + (n2 > 0 ? wk : 0.0);
                     /* the minutes whose step lands on a live state of the next day */
-                    int32_t lo = c->m_lo - c->maxu[j2] - du, hi = c->M - c->minu[j2] - du;
-                    lo = lo > m_from ? lo : m_from;
-                    hi = hi < m_to ? hi : m_to;
+                    int32_t lo, hi;
+                    live_minutes(c, sidx(c, d + 1, n2, r2), &lo, &hi);
+                    lo = lo - du > m_from ? lo - du : m_from;
+                    hi = hi - du < m_to ? hi - du : m_to;
                     /* (m, w) reads (m + du, w + dw): one contiguous run per minutes value */
                     const double *src = &HM(d + 1, n2, r2, 0);
                     const size_t off = (size_t)du * (size_t)W1 + (size_t)dw;
