@@ -274,17 +274,20 @@ def solve_generetic(
     control.refresh = refresh
     outcome = None
     if column_share > 0 and max_evaluations == 0 and not crash_for_test:
-        progress.phase = PHASE_COLUMNS
-
         def bound(value: float) -> None:
             progress.lower_bound = float(value)
+
+        def begun() -> None:
+            # not before: on long horizons the phase ends after its first pricing round, and
+            # a progress event saying "Column generation" would name a phase that did not run
+            progress.phase = PHASE_COLUMNS
 
         outcome = solve_by_columns(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
             root_deadline=started + ROOT_SHARE * time_limit,
             stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
-            seed=seed,
+            seed=seed, begun=begun,
         )
     lower_bound = None
     if outcome is not None and outcome.lower_bound is not None:

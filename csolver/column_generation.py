@@ -596,6 +596,7 @@ def solve_by_columns(
     root: bool = True,
     improve: bool = False,
     bound: Callable[[float], None] = lambda b: None,
+    begun: Callable[[], None] = lambda: None,
 ) -> ColumnOutcome | None:
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
@@ -605,8 +606,9 @@ def solve_by_columns(
     fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
     Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
     skips the root. Returns None when the problem is too large for the cost table; `offer`
-    sees each better roster, `priced` the number of rows each pricing round computed and
-    `bound` the lower bound once the root has one (progress)."""
+    sees each better roster, `priced` the number of rows each pricing round computed,
+    `bound` the lower bound once the root has one and `begun` when the phase goes on past
+    its round 0 (on long horizons it ends there, its time the GA's) (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
     if e * d * (s + 1) > MAX_COST_ENTRIES:
@@ -648,6 +650,9 @@ def solve_by_columns(
     # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
     if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
         root = False
+    if (root and d * s <= MAX_COVER_ROWS) or improve:
+        # past round 0 (each row on requests alone), which long horizons end the phase with
+        begun()
     abiding = (hard0 == 0) | (hard0 == CAPPED)
     for emp in np.nonzero(abiding)[0]:
         root_sub.master.add(int(emp), rows0[emp], root_sub.row_cost(int(emp), rows0[emp]))

@@ -18,7 +18,7 @@ from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
 from shared.roster.model import Implementation
-from shared.roster.solving import SolveControl, SolverRun
+from shared.roster.solving import Progress, SolveControl, SolverRun
 from shared.solving.dispatch import get_solver
 from tests.csolver_helpers import instance
 
@@ -218,3 +218,29 @@ def test_crash_switch_is_a_real_segfault() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert proc.returncode == -signal.SIGSEGV, proc.stderr.decode()[-500:]
+
+
+class _PhaseLog(Progress):
+    """Progress that keeps every phase the solver names, however briefly."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "phase":
+            self.__dict__.setdefault("named", []).append(value)
+        super().__setattr__(name, value)
+
+
+def _phases_named(i: int, time_limit: float) -> list[str]:
+    progress = _PhaseLog()
+    csolver.solve_generetic(
+        instance(i), time_limit=time_limit, seed=0, control=SolveControl(progress=progress)
+    )
+    return [p for p in progress.__dict__["named"] if p]
+
+
+def test_the_column_phase_is_named_only_where_it_runs() -> None:
+    """On a 364-day horizon column generation gives up after its first pricing round and the
+    GA does the solve: the progress never says "Column generation". On a small instance the
+    column phase runs (Instance 2: proven optimal by it, the GA skipped)."""
+    assert instance(22).n_days == 364
+    assert _phases_named(22, 1.5) == ["genetic"]
+    assert _phases_named(2, 5.0) == ["columns"]

@@ -88,9 +88,6 @@ def test_column_phase_reports_its_bound_and_best_roster_not_generations() -> Non
     assert fields["message"] == (
         "Column generation: best roster: penalty 1330, LP bound 1236 (gap 7.6%)"
     )
-    before = ProgressReporter("j", time_limit=10, implementation="generetic")
-    first = before.outcome(Progress(), 0.0).event_fields()  # type: ignore[union-attr]
-    assert first["message"] == "Column generation: no roster yet" and first["best_score"] == ""
     told = ProgressReporter("j", time_limit=10, implementation="generetic")
     said = told.outcome(Progress(phase="genetic", generation=0), 0.0)
     assert said is not None and said.phase == "genetic"
@@ -114,15 +111,29 @@ def test_genetic_phase_estimates_the_generations_its_time_holds() -> None:
     assert 1250 <= int(expected) <= 1350, second.generation
 
 
+def test_before_the_solver_says_anything_the_solve_is_starting() -> None:
+    """An isolated solver's process is still starting, or the column phase is sizing the
+    request up (a 364-day one it gives up at once): no phase is named, none is guessed."""
+    r = ProgressReporter("j", time_limit=10, implementation="generetic")
+    first = r.outcome(Progress(), 0.0).event_fields()  # type: ignore[union-attr]
+    assert first["phase"] == "" and first["best_score"] == ""
+    assert first["message"] == "Starting: no roster yet"
+    # the greedy is one construction from the start
+    greedy = ProgressReporter("j", time_limit=10, implementation="greedy")
+    said = greedy.outcome(Progress(), 0.0)
+    assert said is not None and said.message == "Greedy construction: no roster yet"
+
+
 def test_without_a_phase_from_the_solver_the_clock_tells_it() -> None:
-    """The generetic solver gives column generation at most COLUMN_SHARE of its limit; a
-    solver that reports its phase is believed instead."""
+    """A roster from a solver that names no phase: the generetic solver gives column
+    generation at most COLUMN_SHARE of its limit; a solver that reports its phase is
+    believed instead."""
     import csolver
     from shared.solving.progress import COLUMN_SHARE
 
     assert COLUMN_SHARE == csolver.COLUMN_SHARE
     r = ProgressReporter("j", time_limit=10, interval=0, implementation="generetic")
-    p = Progress()
+    p = Progress(best_hard=0, best_penalty=1330)
     assert r.outcome(p, 0.0).phase == "columns"  # type: ignore[union-attr]
     p.started -= 8.0
     assert r.outcome(p, 1.0).phase == "genetic"  # type: ignore[union-attr]

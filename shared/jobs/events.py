@@ -135,8 +135,9 @@ class ProgressEvent(_Event):
         default=None,
         description="What the solver is doing: 'columns' (column generation: a best roster and "
         "an LP lower bound, no generations), 'genetic' (the memetic GA: generations and a "
-        "population), 'greedy' (one construction). Optional: absent from events of services "
-        "older than this field.",
+        "population), 'greedy' (one construction); empty while the solve is starting, before "
+        "the solver says which phase runs (which comes first depends on the request's size). "
+        "Optional: absent from events of services older than this field.",
     )
     generation: Annotated[str, Field(pattern=r"^([0-9]+/[0-9]+)?$")] = Field(
         description="'g/expected' in the genetic phase: generation reached / generations "

@@ -19,6 +19,17 @@ COLUMNS = "columns"
 GENETIC = "genetic"
 GREEDY = "greedy"
 PHASES = (COLUMNS, GENETIC, GREEDY)
+# Before the solver says anything (the request compiling, the solver process starting, the
+# column phase sizing the problem up): the event's `phase` is empty. Guessing a phase there
+# showed "Column generation" for the first second of 364-day solves the GA alone runs.
+STARTING = ""
+# Each phase's name in messages and progress bars.
+PHASE_NAMES = {
+    COLUMNS: "Column generation",
+    GENETIC: "Genetic search",
+    GREEDY: "Greedy construction",
+    STARTING: "Starting",
+}
 # The share of the time limit the generetic solver gives column generation at most
 # (csolver.COLUMN_SHARE; tests/test_service_units.py holds the two equal). Only for a solver
 # that does not report its phase: this module must not import csolver, which the greedy
@@ -34,7 +45,8 @@ def best_score(p: Progress) -> str:
 
 def phase_of(p: Progress, implementation: str = "", time_limit: float = 0.0) -> str:
     """The phase the solver reports (`Progress.phase`), else the one its figures and the
-    clock show: a GA with generations, the greedy's one phase, and the generetic solver's
+    clock show: a GA with generations, the greedy's one phase, STARTING while there is no
+    roster yet, and for a roster from a solver that names no phase the generetic solver's
     column generation for at most `COLUMN_SHARE` of its time limit, then the GA. (Column
     generation may hand over earlier, when its root LP is slow; only the solver knows.)"""
     if p.phase:
@@ -43,6 +55,11 @@ def phase_of(p: Progress, implementation: str = "", time_limit: float = 0.0) -> 
         return GREEDY
     if p.population > 0 or p.generation > 0:
         return GENETIC
+    if p.best_hard < 0:
+        # nothing reported at all: an isolated solver's process is still starting, and which
+        # phase comes first depends on the problem's size (csolver gives up columns on long
+        # horizons), so any guess may be a lie
+        return STARTING
     if time_limit > 0 and p.elapsed >= COLUMN_SHARE * time_limit:
         return GENETIC
     return COLUMNS
@@ -78,15 +95,17 @@ def _best_words(p: Progress) -> str:
 def describe(p: Progress, phase: str, generation_total: int | None = None) -> str:
     """The progress message: the phase and its figures, in words."""
     if phase == COLUMNS:
-        return f"Column generation: {_best_words(p)}{_bound_words(p)}"
+        return f"{PHASE_NAMES[COLUMNS]}: {_best_words(p)}{_bound_words(p)}"
     if phase == GENETIC:
         # generation 0 is the first anneal: on long horizons nearly the whole solve, so the
         # words go to the roster, not to a count that does not move
         of = f" of ~{generation_total}" if generation_total else ""
         gen = f"generation {p.generation}{of}, " if p.generation > 0 else ""
-        return f"Genetic search: {gen}{_best_words(p)}{_bound_words(p)}"
+        return f"{PHASE_NAMES[GENETIC]}: {gen}{_best_words(p)}{_bound_words(p)}"
     if phase == GREEDY:
-        return f"Greedy construction: {_best_words(p)}"
+        return f"{PHASE_NAMES[GREEDY]}: {_best_words(p)}"
+    if phase == STARTING:
+        return f"{PHASE_NAMES[STARTING]}: {_best_words(p)}"
     return f"Solving ({phase}): {_best_words(p)}"
 
 
