@@ -9,6 +9,8 @@ code from shared/cli/exits.py; nothing waits in silence.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
 import re
@@ -17,18 +19,28 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
-from shared.cli import redis_target
+from shared.cli import jobs, redis_target
 from shared.cli.devrunner import EmbeddedServer, free_port, reachable
 from shared.cli.exits import ExitCode
 from shared.cli.main import app
+from shared.cli.roster import Output
+from shared.jobs.client import Client
 from shared.jobs.events import SolveEntry
+from shared.jobs.messages import Outcome, OutcomeKind
+from shared.roster.model import Implementation, SolveResult
+from shared.roster.parse import parse_request
+from shared.roster.solving import Progress
+from shared.solving.dispatch import solve_request
+from shared.solving.progress import ProgressReporter
 from tests.conftest import ROOT, Stack, StackFactory, curtois_json, request_json
 from tests.test_acl import AclServer, acl_server  # noqa: F401  (a fixture)
 
@@ -451,6 +463,83 @@ def test_progress_says_what_each_phase_of_the_solver_is_doing(make_stack: StackF
     proof = (f"proven optimal (bound {bound})" if penalty == int(bound)
              else f"bound {bound}, gap {stats['gap']:.2%}")
     assert f"feasible: 0 hard, penalty {penalty}; {proof}" in watched.stderr, watched.stderr
+
+
+class PacedEvents:
+    """A job's events as `watch` reads them: the services publish progress about once a
+    second, so the bar draws each event before the next one comes."""
+
+    def __init__(self, events: list[dict[str, str]], pause: float = 0.3) -> None:
+        self._events, self._pause = events, pause
+
+    async def events(
+        self, job_id: str, after: str, heartbeat: bool
+    ) -> AsyncIterator[dict[str, str]]:
+        for ev in self._events:
+            await asyncio.sleep(self._pause)
+            yield ev
+
+
+def watched(
+    monkeypatch: pytest.MonkeyPatch, events: list[dict[str, str]], width: int = 80
+) -> tuple[list[str], list[str]]:
+    """What `watch` draws in a terminal `width` columns wide: every frame of its progress
+    line, and the lines printed after it (escape codes gone)."""
+    screen = io.StringIO()
+    terminal = Console(
+        file=screen, force_terminal=True, width=width, highlight=False, soft_wrap=True
+    )
+    monkeypatch.setattr(jobs, "err", terminal)
+    client = cast(Client, PacedEvents(events))
+    ended = asyncio.run(jobs.follow(client, "j1", "0", show=True))
+    jobs.report(ended, None, Output.JSON)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    lines = [line.rstrip() for line in re.split(r"[\r\n]", text) if line.strip()]
+    end = next(i for i, line in enumerate(lines) if line.startswith("completed by "))
+    return lines[:end], lines[end:]
+
+
+def progress_event(p: Progress, time_limit: float = 8.0) -> dict[str, str]:
+    """The services' own event for `p` (shared/solving/progress.py)."""
+    update = ProgressReporter("j1", time_limit, implementation="generetic").outcome(p, 0.0)
+    assert update is not None
+    return update.event_fields()
+
+
+def completed_event(result: SolveResult) -> dict[str, str]:
+    return Outcome(
+        kind=OutcomeKind.COMPLETED,
+        job_id="j1",
+        result=result.model_dump_json(),
+        solve_time_ms=8000,
+        solver_used="generetic",
+        attempts=1,
+    ).event_fields()
+
+
+def test_at_80_columns_the_progress_line_holds_the_penalty_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Instance 22's first GA roster, beside the column phase's bound: each figure once and
+    whole, in one 80-column line."""
+    request = parse_request(request_json(employees=6, shifts=20, time_limit=0.2))
+    result = solve_request(request, implementation=Implementation.GREEDY)
+    columns = Progress(phase="columns", best_hard=0, best_penalty=140253, lower_bound=131078.2)
+    genetic = Progress(
+        phase="genetic", generation=12, population=30, best_hard=0, best_penalty=140253
+    )
+    broken = Progress(phase="genetic", best_hard=3, best_penalty=1402530, lower_bound=131079)
+    events = [progress_event(p) for p in (columns, genetic, broken)]
+    frames, _ = watched(monkeypatch, [*events, completed_event(result)])
+    assert all(len(f) <= 80 for f in frames), frames
+    for label, figures in (
+        ("Column generation", "penalty 140253  gap 7.00%"),
+        ("Genetic search", "penalty 140253  eta"),
+        ("Genetic search", "3 hard, penalty 1402530  eta"),
+    ):
+        shown = [f for f in frames if f.startswith(label) and figures in f]
+        assert shown, (label, figures, frames)
+        assert all(f.count("1402") == 1 for f in shown), shown
 
 
 # ------------------------------------------------------------------ fixtures' own hygiene

@@ -37,6 +37,7 @@ from shared.cli.devrunner import (
     service_env,
 )
 from shared.cli.exits import ExitCode
+from shared.cli.live import phase_label, progress_figures
 from shared.cli.redis_target import Target, fail, redact, resolve
 from shared.cli.roster import Output, verdict_line
 from shared.connection.factory import sync_client
@@ -111,18 +112,6 @@ def render(result_json: str, request: SolveRequest | None, output: Output) -> No
     print_table(request, SolveResult.model_validate_json(result_json))
 
 
-def progress_detail(ev: dict[str, str]) -> str:
-    """The bar's right-hand text: best roster, bound and time left, as far as they are known."""
-    parts = []
-    if ev.get("best_score"):
-        parts.append(f"best {ev['best_score']}")
-    if ev.get("lower_bound"):
-        parts.append(f"bound {ev['lower_bound']}")
-    if ev.get("eta_seconds"):
-        parts.append(f"eta {ev['eta_seconds']} s")
-    return "  ".join(parts)
-
-
 async def follow(
     client: Client,
     job_id: str,
@@ -133,10 +122,11 @@ async def follow(
     """Show a progress bar from the job's events (`backlog` first, then the stream from
     `after`); return its terminal event. A job that stays silent gets one line saying why it
     may be, rather than a bar that never moves."""
+    # The phase, then its figures once each (shared/cli/live.py): at 80 columns the bar and
+    # the clock leave them room; a percentage beside the bar would not.
     bar = Progress(
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>3.0f}%"),
+        BarColumn(bar_width=10),
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=err,
@@ -173,8 +163,8 @@ async def follow(
                 bar.update(
                     task,
                     completed=float(ev.get("progress") or 0),
-                    description=ev.get("message") or "solving",
-                    detail=progress_detail(ev),
+                    description=escape(phase_label(ev.get("phase"), ev.get("message", ""))),
+                    detail=progress_figures(ev),
                 )
             elif kind == "solver.completed":
                 bar.update(task, completed=100)

@@ -24,6 +24,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from shared.cli.exits import ExitCode
+from shared.cli.live import figures, phase_label
 from shared.errors import InvalidRequest, SolverUnavailable
 from shared.roster.compiled import I32, compile_request
 from shared.roster.curtois import CurtoisFormatError, load_curtois, roster_from_tsv, roster_to_tsv
@@ -38,7 +39,7 @@ from shared.roster.model import (
 from shared.roster.parse import parse_request
 from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
-from shared.solving.progress import describe, phase_of
+from shared.solving.progress import bound_of, phase_of
 
 EXIT_INFEASIBLE = ExitCode.FAILED
 EXIT_INVALID = ExitCode.INVALID
@@ -214,6 +215,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     limit = req.solver.time_limit_seconds
     implementation = req.solver.implementation or Implementation.GENERETIC
     worker = threading.Thread(target=work, name="solve", daemon=True)
+    # The phase, then its figures once each (shared/cli/live.py), as `watch` shows them.
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(bar_width=12),  # an 80-column terminal keeps room for the penalty
@@ -227,11 +229,11 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     try:
         with bar:
             task = bar.add_task(
-                f"solving ({implementation})",
+                phase_label(phase_of(control.progress, implementation, limit)),
                 total=limit,
                 elapsed=0.0,
                 limit=limit,
-                best="no roster yet",
+                best=figures(-1, -1),
             )
             worker.start()
             while worker.is_alive():
@@ -239,9 +241,13 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
                 control.refresh()
                 p = control.progress
                 elapsed = time.monotonic() - started
-                # The services' progress message: the solver's phase and its figures.
-                best = describe(p, phase_of(p, implementation, limit))
-                bar.update(task, completed=min(elapsed, limit), elapsed=elapsed, best=best)
+                bar.update(
+                    task,
+                    completed=min(elapsed, limit),
+                    description=phase_label(phase_of(p, implementation, limit)),
+                    elapsed=elapsed,
+                    best=figures(p.best_hard, p.best_penalty, bound_of(p)),
+                )
     except KeyboardInterrupt:
         control.cancel.set()
         worker.join()

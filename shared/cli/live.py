@@ -1,0 +1,61 @@
+"""The one line a running solve shows: `solve` from the solver in this process, `watch` and
+`submit --watch` from the job's events.
+
+The line names the phase, then the best roster's figures once each (its penalty, its gap to
+the bound), so that an 80-column terminal holds them whole: the services' `message` says
+the same in a sentence, too long for a line beside a bar.
+"""
+
+from __future__ import annotations
+
+import re
+
+from shared.roster.optimality import relative_gap
+from shared.solving.progress import PHASE_NAMES
+
+_BEST_SCORE = re.compile(r"^(\d+)hard/(\d+)soft$")
+
+
+def phase_label(phase: str | None, message: str = "") -> str:
+    """The phase's name; from services older than the `phase` field, the name their
+    message leads with."""
+    if phase is not None and phase in PHASE_NAMES:
+        return PHASE_NAMES[phase]
+    head, sep, _ = message.partition(":")
+    return head.strip() if sep and head.strip() else "solving"
+
+
+def figures(
+    hard: int,
+    penalty: int,
+    bound: int | None = None,
+    gap: float | None = None,
+    proven_optimal: bool = False,
+) -> str:
+    """The best roster in a few words: 'penalty 1147  gap 0.53%'; `hard` < 0: none yet.
+    The gap is formatted as the verdict line formats it (shared/cli/roster.py)."""
+    if hard < 0:
+        return "no roster yet"
+    if hard > 0:  # no gap of an infeasible roster: the hard rules say more
+        return f"{hard} hard, penalty {penalty}"
+    text = f"penalty {penalty}"
+    if proven_optimal:
+        return f"{text}  proven optimal"
+    if gap is None and bound is not None:
+        gap = relative_gap(penalty, bound)
+    return f"{text}  gap {gap:.2%}" if gap is not None else text
+
+
+def progress_figures(ev: dict[str, str]) -> str:
+    """A `solver.progress` event's figures, and the time it has left."""
+    match = _BEST_SCORE.match(ev.get("best_score") or "")
+    bound = ev.get("lower_bound") or ""
+    text = (
+        figures(int(match[1]), int(match[2]), int(bound) if bound.isdigit() else None)
+        if match
+        else figures(-1, -1)
+    )
+    if ev.get("eta_seconds"):
+        text += f"  eta {ev['eta_seconds']} s"
+    return text
+
