@@ -517,6 +517,26 @@ def completed_event(result: SolveResult) -> dict[str, str]:
     ).event_fields()
 
 
+def test_the_last_progress_line_is_the_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solver improved after its last progress event: the last line drawn says what the
+    result printed below it says, not what that event said."""
+    request = parse_request(curtois_json(1, time_limit=0.3))
+    result = solve_request(request, implementation=Implementation.GREEDY)
+    penalty = result.score.penalty
+    assert penalty > 0 and result.feasible
+    stale = penalty + 1745
+    events = [
+        progress_event(Progress(phase="genetic", best_hard=0, best_penalty=stale)),
+        completed_event(result),
+    ]
+    frames, after = watched(monkeypatch, events)
+    assert any(f"penalty {stale}" in f for f in frames), frames  # the event was drawn
+    last = frames[-1]
+    assert f"penalty {penalty}" in last and str(stale) not in last, frames
+    assert last.startswith("completed"), last
+    assert f"0 hard, penalty {penalty}" in after[1], after
+
+
 def test_at_80_columns_the_progress_line_holds_the_penalty_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

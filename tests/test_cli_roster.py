@@ -3,14 +3,20 @@ the help says, bad input names the field."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from shared.cli.main import app
 from shared.roster.curtois import bench_dir
+from shared.roster.model import Implementation, SolveRequest, SolveResult
+from shared.roster.solving import SolveControl
+from shared.solving.dispatch import solve_request
 
 runner = CliRunner()
 BENCH = bench_dir()
@@ -177,3 +183,32 @@ def test_solve_shows_the_bound_and_the_proof() -> None:
         app, ["solve", str(BENCH / "Instance2.txt"), "--solver", "greedy", "-o", "table"]
     )
     assert "feasible: 0 hard, penalty" in greedy.stdout and "bound" not in greedy.stdout
+
+
+def test_the_solve_bar_ends_on_the_results_figures_in_80_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The solver's figures lag its search (the GA passes its best on about once a second):
+    the bar's last line is the result's, as the verdict below it, and fits 80 columns with
+    the penalty once and whole."""
+    from shared.cli import roster
+
+    def lagging(request: SolveRequest, control: SolveControl) -> SolveResult:
+        result = solve_request(request, control=control)
+        control.progress.best_hard, control.progress.best_penalty = 0, 4_140_253
+        control.progress.phase = "genetic"
+        return result
+
+    screen = io.StringIO()
+    monkeypatch.setattr(roster, "err", Console(file=screen, force_terminal=True, width=80))
+    monkeypatch.setattr(roster, "solve_request", lagging)
+    request = roster.with_options(
+        roster.read_request(BENCH / "Instance1.txt"), Implementation.GREEDY, 0.5, None
+    )
+    result = roster.run_with_progress(request, show=True)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    frames = [line.rstrip() for line in re.split(r"[\r\n]", text) if line.strip()]
+    assert all(len(f) <= 80 for f in frames), frames
+    last = frames[-1]
+    assert last.startswith("completed") and f"penalty {result.score.penalty}" in last, frames
+    assert "4140253" not in last and last.count("penalty") == 1, last

@@ -37,7 +37,7 @@ from shared.cli.devrunner import (
     service_env,
 )
 from shared.cli.exits import ExitCode
-from shared.cli.live import phase_label, progress_figures
+from shared.cli.live import phase_label, progress_figures, result_figures
 from shared.cli.redis_target import Target, fail, redact, resolve
 from shared.cli.roster import Output, verdict_line
 from shared.connection.factory import sync_client
@@ -167,7 +167,17 @@ async def follow(
                     detail=progress_figures(ev),
                 )
             elif kind == "solver.completed":
-                bar.update(task, completed=100)
+                # The solver may have improved since its last progress event (they come at
+                # most once a second): the last line drawn is the result's, as the verdict
+                # printed below it.
+                ended = "cancelled" if ev.get("cancelled") == "true" else "completed"
+                bar.update(
+                    task,
+                    completed=100,
+                    description=ended,
+                    # a result is parsed only to be shown (at the size limits, megabytes)
+                    detail=result_figures(ev.get("result", "")) if show else "",
+                )
             if kind in ("solver.completed", "solver.failed"):
                 break
     return last

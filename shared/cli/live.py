@@ -3,12 +3,15 @@
 
 The line names the phase, then the best roster's figures once each (its penalty, its gap to
 the bound), so that an 80-column terminal holds them whole: the services' `message` says
-the same in a sentence, too long for a line beside a bar.
+the same in a sentence, too long for a line beside a bar. When the solve ends, the line
+takes the result's figures, so the last line drawn agrees with the verdict printed below it.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from shared.roster.optimality import relative_gap
 from shared.solving.progress import PHASE_NAMES
@@ -59,3 +62,20 @@ def progress_figures(ev: dict[str, str]) -> str:
         text += f"  eta {ev['eta_seconds']} s"
     return text
 
+
+def result_figures(result_json: str) -> str:
+    """The figures of a finished roster (SolveResult JSON), as the verdict line has them."""
+    try:
+        result: dict[str, Any] = json.loads(result_json)
+        score = result["score"]
+        hard, penalty = int(score["hard_violations"]), int(score["penalty"])
+    except (ValueError, TypeError, KeyError):
+        return ""
+    stats = result.get("stats") or {}
+    gap = stats.get("gap")
+    return figures(
+        hard,
+        penalty,
+        gap=float(gap) if gap is not None else None,
+        proven_optimal=bool(stats.get("proven_optimal")),
+    )
