@@ -212,3 +212,4 @@ def test_the_solve_bar_ends_on_the_results_figures_in_80_columns(
     last = frames[-1]
     assert last.startswith("completed") and f"penalty {result.score.penalty}" in last, frames
     assert "4140253" not in last and last.count("penalty") == 1, last
+    assert "/0.5 s" in last, last  # the limit as given, not rounded to "0 s"

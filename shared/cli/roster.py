@@ -219,7 +219,8 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(bar_width=12),  # an 80-column terminal keeps room for the penalty
-        TextColumn("{task.fields[elapsed]:.1f}/{task.fields[limit]:.0f} s"),
+        # :g, not :.0f: a limit under a second read "0 s"
+        TextColumn("{task.fields[elapsed]:.1f}/{task.fields[limit]:g} s"),
         TextColumn("{task.fields[best]}"),
         console=err,
         transient=True,
