@@ -72,11 +72,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #define GR_LONG_EJECT_SHARE GR_EJECT_SHARE
 #endif
 /* Long horizons: a split-weekend swap with both rows rebuilt every this many proposals
- * (20 times the short horizons' rate: on Instance 24, where weekends are the scarce resource,
- * GA alone 60 s, seeds 1-3: 101 k at 5 000, 92.6 k at 1 000, 86.5 k at 250, 87.0 k at 125;
- * Instance 22 38.0 k -> 37.3 k, 20 level; decision 0023) */
+ * (40 times the short horizons' rate: on Instance 24, where weekends are the scarce resource,
+ * GA alone 60 s, seeds 1-3: 101 k at 5 000, 92.6 k at 1 000, 86.5 k at 250, 87.0 k at 125,
+ * decision 0023; once the freed row spends its weekend elsewhere, 59.1 k at 250, 56.4-57.3 k
+ * at 125, 57.5 k at 60, Instance 22 level, decision 0024) */
 #ifndef GR_LONG_CHAIN_PERIOD
-#define GR_LONG_CHAIN_PERIOD 250
+#define GR_LONG_CHAIN_PERIOD 125
 #endif
 #ifndef GR_LONG_FIRST_SHARE
 #define GR_LONG_FIRST_SHARE 0.96
