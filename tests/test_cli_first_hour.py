@@ -42,6 +42,7 @@ from shared.roster.solving import Progress
 from shared.solving.dispatch import solve_request
 from shared.solving.progress import ProgressReporter
 from tests.conftest import ROOT, Stack, StackFactory, curtois_json, request_json
+from tests.terminal import screen_lines
 from tests.test_acl import AclServer, acl_server  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.redis
@@ -482,9 +483,10 @@ class PacedEvents:
 
 def watched(
     monkeypatch: pytest.MonkeyPatch, events: list[dict[str, str]], width: int = 80
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str]]:
     """What `watch` draws in a terminal `width` columns wide: every frame of its progress
-    line, and the lines printed after it (escape codes gone)."""
+    line, the lines printed after it (escape codes gone), and what the screen shows at the
+    end."""
     screen = io.StringIO()
     terminal = Console(
         file=screen, force_terminal=True, width=width, highlight=False, soft_wrap=True
@@ -496,7 +498,7 @@ def watched(
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
     lines = [line.rstrip() for line in re.split(r"[\r\n]", text) if line.strip()]
     end = next(i for i, line in enumerate(lines) if line.startswith("completed by "))
-    return lines[:end], lines[end:]
+    return lines[:end], lines[end:], screen_lines(screen.getvalue())
 
 
 def progress_event(p: Progress, time_limit: float = 8.0) -> dict[str, str]:
@@ -529,12 +531,16 @@ def test_the_last_progress_line_is_the_results(monkeypatch: pytest.MonkeyPatch) 
         progress_event(Progress(phase="genetic", best_hard=0, best_penalty=stale)),
         completed_event(result),
     ]
-    frames, after = watched(monkeypatch, events)
+    frames, after, screen = watched(monkeypatch, events)
     assert any(f"penalty {stale}" in f for f in frames), frames  # the event was drawn
     last = frames[-1]
     assert f"penalty {penalty}" in last and str(stale) not in last, frames
     assert last.startswith("completed"), last
     assert f"0 hard, penalty {penalty}" in after[1], after
+    # and it stays on the screen, above the verdict, not erased with the bar
+    shown = next(i for i, line in enumerate(screen) if line.startswith("completed "))
+    assert f"penalty {penalty}" in screen[shown], screen
+    assert screen[shown + 1].startswith("completed by "), screen
 
 
 def test_at_80_columns_the_progress_line_holds_the_penalty_once(
@@ -550,7 +556,7 @@ def test_at_80_columns_the_progress_line_holds_the_penalty_once(
     )
     broken = Progress(phase="genetic", best_hard=3, best_penalty=1402530, lower_bound=131079)
     events = [progress_event(p) for p in (columns, genetic, broken)]
-    frames, _ = watched(monkeypatch, [*events, completed_event(result)])
+    frames, _, _ = watched(monkeypatch, [*events, completed_event(result)])
     assert all(len(f) <= 80 for f in frames), frames
     for label, figures in (
         ("Column generation", "penalty 140253  gap 7.00%"),

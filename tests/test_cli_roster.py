@@ -17,6 +17,7 @@ from shared.roster.curtois import bench_dir
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
+from tests.terminal import screen_lines
 
 runner = CliRunner()
 BENCH = bench_dir()
@@ -213,3 +214,8 @@ def test_the_solve_bar_ends_on_the_results_figures_in_80_columns(
     assert last.startswith("completed") and f"penalty {result.score.penalty}" in last, frames
     assert "4140253" not in last and last.count("penalty") == 1, last
     assert "/0.5 s" in last, last  # the limit as given, not rounded to "0 s"
+    # and the final line stays on the screen, not erased with the bar
+    assert any(
+        line.startswith("completed") and f"penalty {result.score.penalty}" in line
+        for line in screen_lines(screen.getvalue())
+    ), screen_lines(screen.getvalue())

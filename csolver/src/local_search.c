@@ -590,7 +590,7 @@ static int64_t rebuild_row(gr_state *st, int32_t e, int32_t window, int32_t d, i
 }
 
 /* A short slot on a day off of e's that lies on a weekend other than `skip` which e works
- * on fewer than all its days, drawn uniformly: where a weekend e was freed of can be used. */
+ * on at most one day, drawn uniformly: where a weekend e was freed of can be used. */
 static int short_weekend_slot(const gr_state *st, gr_rng *rng, int32_t e, int32_t skip,
                               int32_t *pd, int32_t *pv)
 {
@@ -629,9 +629,9 @@ static int64_t rebuild_at(gr_state *st, int32_t e, int32_t window, int32_t d, in
 /* A split weekend repaired in three steps: day d swapped between e and e2 together with the
  * best subset of the nearby days (mask_swap), then a row DP for each of the two (on a large
  * row, a window: around d, or for the one freed of the weekend, around a short weekend slot
- * elsewhere). The swap
- * alone covers nothing more, so annealing rarely takes it; the gain comes when the employee
- * whose weekend was freed works an under-covered weekend instead, which the DP finds.
+ * elsewhere). The swap alone covers nothing more, so annealing rarely takes it; the gain
+ * comes when the employee whose weekend was freed works an under-covered weekend instead,
+ * which the DP finds.
  * Instance 5, 25M evaluations, 12 seeds: the roster with one uncovered shift fewer (gap
  * 0.3-0.9 % instead of 8-9 %) came out 7 times instead of 2-3. Accepted by the annealing rule
  * on the whole chain, else both rows are put back. Returns the change of the weighted cost. */
@@ -659,7 +659,7 @@ static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw,
          * moves weekends anywhere). So on a large row its window goes to such a weekend. GA
          * alone, 60 s, seeds 1-3, side by side: Instance 24 84.2 k -> 60.5 k, 22 36.9 k ->
          * 35.8 k (decision 0024). */
-        int32_t d2, v;
+        int32_t d2 = -1, v = -1;
         if (window > 0 && gr_row_large(st->p, emps[i]) &&
             st->wk_days[(int64_t)emps[i] * st->W + w] == 0 &&
             short_weekend_slot(st, rng, emps[i], w, &d2, &v))

@@ -178,6 +178,9 @@ async def follow(
                     # a result is parsed only to be shown (at the size limits, megabytes)
                     detail=result_figures(ev.get("result", "")) if show else "",
                 )
+                # the bar is erased on exit while a job runs (a Ctrl-C leaves no half line),
+                # but its final line stays, above the verdict
+                bar.live.transient = False
             if kind in ("solver.completed", "solver.failed"):
                 break
     return last

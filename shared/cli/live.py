@@ -64,18 +64,19 @@ def progress_figures(ev: dict[str, str]) -> str:
 
 
 def result_figures(result_json: str) -> str:
-    """The figures of a finished roster (SolveResult JSON), as the verdict line has them."""
+    """The figures of a finished roster (SolveResult JSON), as the verdict line has them;
+    empty when the JSON is not a result (the verdict below says why)."""
     try:
         result: dict[str, Any] = json.loads(result_json)
         score = result["score"]
         hard, penalty = int(score["hard_violations"]), int(score["penalty"])
-    except (ValueError, TypeError, KeyError):
+        stats = result.get("stats") or {}
+        gap = stats.get("gap")
+        return figures(
+            hard,
+            penalty,
+            gap=float(gap) if gap is not None else None,
+            proven_optimal=stats.get("proven_optimal") is True,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
         return ""
-    stats = result.get("stats") or {}
-    gap = stats.get("gap")
-    return figures(
-        hard,
-        penalty,
-        gap=float(gap) if gap is not None else None,
-        proven_optimal=bool(stats.get("proven_optimal")),
-    )

@@ -258,7 +258,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
                 bar.update(
                     task,
                     completed=limit,
-                    description="cancelled" if control.cancel.is_set() else "completed",
+                    description="completed",
                     best=figures(
                         done.score.hard_violations,
                         done.score.penalty,
@@ -266,6 +266,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
                         proven_optimal=bool(stats and stats.proven_optimal),
                     ),
                 )
+                bar.live.transient = False  # the final line stays, above the verdict
     except KeyboardInterrupt:
         control.cancel.set()
         worker.join()
