@@ -576,17 +576,36 @@ static int64_t keep_or_restore(gr_state *st, gr_rng *rng, int64_t total, double 
     return 0;
 }
 
-/* Those days of e's row re-optimised in place. Returns the change of the weighted cost, or 0
- * with nothing changed. */
-static int64_t rebuild_row(gr_state *st, int32_t e, int32_t window, int32_t d, int64_t hw,
-                           int32_t *buf)
+/* The days row_range gives for day d of e's row re-optimised in place, cell (e, pin_d) held at
+ * pin_v (pin_d = -1: none). Returns the change of the weighted cost, or 0 with nothing
+ * changed. */
+static int64_t rebuild_row(gr_state *st, int32_t e, int32_t window, int32_t d, int32_t pin_d,
+                           int32_t pin_v, int64_t hw, int32_t *buf)
 {
     int32_t a, b;
-    if (!row_dp_near(st, e, window, d, -1, 0, buf, &a, &b))
+    if (!row_dp_near(st, e, window, d, pin_d, pin_v, buf, &a, &b))
         return 0;
     gr_delta dl = gr_state_delta(st, e, a, b, buf, 1);
     gr_state_apply(st, e, a, b, buf, 1, dl);
     return gr_delta_cost(dl, hw);
+}
+
+/* Each short slot of day x that e may take drawn into *pv with probability 1 / ++*seen (and
+ * x into *pd): with *seen shared over several days, the pick is uniform over all their slots.
+ * Returns whether this day's slots made the pick. */
+static int draw_short_slot(const gr_state *st, gr_rng *rng, int32_t e, int32_t x, int32_t *seen,
+                           int32_t *pd, int32_t *pv)
+{
+    const int32_t S = st->S;
+    int picked = 0;
+    for (int32_t s = 0; s < S; s++)
+        if (st->cover[(int64_t)x * S + s] < st->p->cover_req[(int64_t)x * S + s] &&
+            allowed(st, e, x, s) && gr_rng_below(rng, ++*seen) == 0) {
+            *pd = x;
+            *pv = s;
+            picked = 1;
+        }
+    return picked;
 }
 
 /* A short slot on a day off of e's that lies on a weekend other than `skip` which e works
@@ -594,36 +613,15 @@ static int64_t rebuild_row(gr_state *st, int32_t e, int32_t window, int32_t d, i
 static int short_weekend_slot(const gr_state *st, gr_rng *rng, int32_t e, int32_t skip,
                               int32_t *pd, int32_t *pv)
 {
-    const gr_problem *p = st->p;
-    const int32_t D = st->D, S = st->S, *row = st->roster + (int64_t)e * D;
+    const int32_t D = st->D, *row = st->roster + (int64_t)e * D;
     const int32_t *wk = st->wk_days + (int64_t)e * st->W;
     int32_t seen = 0;
     for (int32_t x = 0; x < D; x++) {
-        const int32_t w = p->weekend[x];
-        if (w < 0 || w == skip || row[x] >= 0 || wk[w] > 1)
-            continue;
-        for (int32_t s = 0; s < S; s++)
-            if (st->cover[(int64_t)x * S + s] < p->cover_req[(int64_t)x * S + s] &&
-                allowed(st, e, x, s) && gr_rng_below(rng, ++seen) == 0) {
-                *pd = x;
-                *pv = s;
-            }
+        const int32_t w = st->p->weekend[x];
+        if (w >= 0 && w != skip && row[x] < 0 && wk[w] <= 1)
+            draw_short_slot(st, rng, e, x, &seen, pd, pv);
     }
     return seen > 0;
-}
-
-/* The window around day d of e's row re-optimised in place with (d, v) worked. Returns the
- * change of the weighted cost, or 0 with nothing changed. */
-static int64_t rebuild_at(gr_state *st, int32_t e, int32_t window, int32_t d, int32_t v,
-                          int64_t hw, int32_t *buf)
-{
-    int32_t a, b;
-    window_days(st->D, window, d, &a, &b);
-    if (!gr_row_window(st, e, a, b, d, v, buf))
-        return 0;
-    gr_delta dl = gr_state_delta(st, e, a, b, buf, 1);
-    gr_state_apply(st, e, a, b, buf, 1, dl);
-    return gr_delta_cost(dl, hw);
 }
 
 /* A split weekend repaired in three steps: day d swapped between e and e2 together with the
@@ -663,9 +661,9 @@ static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw,
         if (window > 0 && gr_row_large(st->p, emps[i]) &&
             st->wk_days[(int64_t)emps[i] * st->W + w] == 0 &&
             short_weekend_slot(st, rng, emps[i], w, &d2, &v))
-            total += rebuild_at(st, emps[i], window, d2, v, hw, v1);
+            total += rebuild_row(st, emps[i], window, d2, d2, v, hw, v1);
         else
-            total += rebuild_row(st, emps[i], window, d, hw, v1);
+            total += rebuild_row(st, emps[i], window, d, -1, 0, hw, v1);
     }
     return keep_or_restore(st, rng, total, t, 2, emps, saved);
 }
@@ -763,7 +761,7 @@ static int cover_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd
 static int weekend_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *pd, int32_t *pv)
 {
     const gr_problem *p = st->p;
-    const int32_t D = st->D, S = st->S;
+    const int32_t D = st->D;
     if (st->W == 0)
         return 0;
     for (int tries = 0; tries < 8; tries++) {
@@ -771,16 +769,10 @@ static int weekend_start(const gr_state *st, gr_rng *rng, int32_t *pe, int32_t *
         const int32_t w = p->weekend[d];
         if (w < 0 || st->roster[(int64_t)e * D + d] >= 0 || st->wk_days[(int64_t)e * st->W + w] == 0)
             continue;
-        int32_t pick = -1, seen = 0;
-        for (int32_t s = 0; s < S; s++)
-            if (st->cover[(int64_t)d * S + s] < p->cover_req[(int64_t)d * S + s] &&
-                allowed(st, e, d, s) && gr_rng_below(rng, ++seen) == 0)
-                pick = s;
-        if (pick < 0)
+        int32_t seen = 0;
+        if (!draw_short_slot(st, rng, e, d, &seen, pd, pv))
             continue;
         *pe = e;
-        *pd = d;
-        *pv = pick;
         return 1;
     }
     return 0;
