@@ -103,6 +103,20 @@ class Stack:
         self.supervisor.start()
         return self
 
+    def wait_started(self, timeout: float = 60.0) -> Stack:
+        """Wait until every process has started consuming (and so has done its start-up
+        trim): what a test publishes afterwards stays in the streams' history until the next
+        trim interval."""
+        self.wait_for(
+            lambda: all(
+                self.started(s) >= sum(p.service == s for p in self.supervisor.procs)
+                for s in {p.service for p in self.supervisor.procs} - {"console"}
+            ),
+            timeout=timeout,
+            what="every service started",
+        )
+        return self
+
     def stop(self) -> None:
         self.supervisor.stop()
         self.redis.close()
@@ -222,7 +236,7 @@ def stack(
     redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """One shared stack for tests that only need independent job ids."""
-    s = Stack(redis_server.url, tmp_path_factory.mktemp("stack-logs")).start()
+    s = Stack(redis_server.url, tmp_path_factory.mktemp("stack-logs")).start().wait_started()
     yield s
     s.stop()
 

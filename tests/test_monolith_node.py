@@ -30,7 +30,7 @@ def run_node(
     node = shutil.which("node")
     assert node, "Node.js 18+ is needed for the monolith example"
     assert (EXAMPLE / "node_modules" / "ioredis").is_dir(), (
-        f"run `npm ci` in {EXAMPLE} first (.ci/run does)"
+        f"run `npm ci` in {EXAMPLE} first (`./task test` does)"
     )
     return subprocess.run(
         [node, str(EXAMPLE / "index.js"), "--redis-url", stack.settings.redis_url,

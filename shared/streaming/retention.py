@@ -87,17 +87,23 @@ class Trimmer:
             await self.also()
         return trimmed
 
+    async def _once(self) -> None:
+        try:
+            await self.trim()
+        except Exception:  # retried next interval
+            log.warning("the work after trimming failed", exc_info=True)
+
     async def _loop(self) -> None:
         while True:
-            try:
-                await self.trim()
-            except Exception:  # retried next interval
-                log.warning("the work after trimming failed", exc_info=True)
             await asyncio.sleep(self.interval)
+            await self._once()
 
     async def start(self) -> None:
+        """Trim once before returning, so that a service that says it has started has done
+        its start-up trim (nothing consumed later is cut before the next interval)."""
         if not self.inputs and self.also is None:
             return
+        await self._once()
         self._task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
