@@ -729,6 +729,18 @@ static void feasible_dive(ctx_t *c, int64_t budget)
     }
 }
 
+/* dst[i] = min(dst[i], src[i] + add): branch-free, so that it vectorises (minpd keeps the
+ * left operand exactly when it is the smaller, as the comparison does). The two tables are
+ * different days' slices, never overlapping. */
+static inline void relax_min(double *restrict dst, const double *restrict src, size_t n,
+                             double add)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double x = src[i] + add;
+        dst[i] = x < dst[i] ? x : dst[i];
+    }
+}
+
 /* The cost-to-go with the minutes in the state: for every (day, state, minutes so far), the
  * cheapest completion that ends inside the minutes window, with the counted types and the
  * weekends priced by the best multipliers. Much tighter than pricing the minutes too: the
@@ -817,14 +829,16 @@ static double minutes_bound(ctx_t *c)
                     /* (m, w) reads (m + du, w + dw): one contiguous run per minutes value */
                     const double *src = &HM(d + 1, n2, r2, 0);
                     const size_t off = (size_t)du * (size_t)W1 + (size_t)dw;
-                    for (int32_t m = lo; m <= hi; m++) {
-                        const size_t base = (size_t)m * (size_t)W1;
-                        for (int32_t w = 0; w + dw < W1; w++) {
-                            double x = src[base + off + (size_t)w] + add;
-                            if (x < dst[base + (size_t)w])
-                                dst[base + (size_t)w] = x;
+                    if (lo > hi)
+                        continue;
+                    if (!dw) /* one run over (m, w): the loop the profile spends its time in */
+                        relax_min(dst + (size_t)lo * W1, src + off + (size_t)lo * W1,
+                                  (size_t)(hi - lo + 1) * W1, add);
+                    else
+                        for (int32_t m = lo; m <= hi; m++) {
+                            const size_t base = (size_t)m * (size_t)W1;
+                            relax_min(dst + base, src + base + off, (size_t)(W1 - dw), add);
                         }
-                    }
                 }
             }
         }
