@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -566,6 +567,50 @@ def test_at_80_columns_the_progress_line_holds_the_penalty_once(
         shown = [f for f in frames if f.startswith(label) and figures in f]
         assert shown, (label, figures, frames)
         assert all(f.count("1402") == 1 for f in shown), shown
+
+
+def test_watch_reads_a_result_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result at the size limits is megabytes (0.3 s to parse): the progress line, the
+    verdict and the roster printed read one parse of it."""
+    request = parse_request(request_json(employees=6, shifts=20, time_limit=0.2))
+    result = solve_request(request, implementation=Implementation.GREEDY)
+    parses: list[int] = []
+    parse = SolveResult.model_validate_json
+
+    def counted(text: str | bytes) -> SolveResult:
+        parses.append(len(text))
+        return parse(text)
+
+    monkeypatch.setattr(SolveResult, "model_validate_json", counted)
+    monkeypatch.setattr(jobs, "err", Console(file=io.StringIO(), width=80))
+    printed = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", printed)
+    client = cast(Client, PacedEvents([completed_event(result)], pause=0))
+    ended = asyncio.run(jobs.follow(client, "j1", "0", show=True))
+    jobs.report(ended, request, Output.TSV)
+    assert len(parses) == 1, parses
+    assert printed.getvalue().count("\n") == len(request.employees)  # a row each
+
+
+def test_watch_names_a_result_that_is_not_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A completed event whose result a service wrote wrong: the text that came is still
+    printed (json), the problem is named, and the exit code says it failed."""
+    request = parse_request(request_json(employees=6, shifts=20, time_limit=0.2))
+    event = completed_event(solve_request(request, implementation=Implementation.GREEDY))
+    event["result"] = json.dumps({**json.loads(event["result"]), "score": "none"})
+    screen = io.StringIO()
+    monkeypatch.setattr(jobs, "err", Console(file=screen, width=200))
+    printed = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", printed)
+    client = cast(Client, PacedEvents([event], pause=0))
+    ended = asyncio.run(jobs.follow(client, "j1", "0", show=True))
+    with pytest.raises(typer.Exit) as exit_:
+        jobs.report(ended, request, Output.JSON)
+    assert exit_.value.exit_code == ExitCode.FAILED
+    assert printed.getvalue().strip() == event["result"]
+    assert "the result is not a result v1: score:" in screen.getvalue(), screen.getvalue()
+    with pytest.raises(typer.Exit):  # a table of it cannot be drawn
+        jobs.report(ended, request, Output.TABLE)
 
 
 # ------------------------------------------------------------------ fixtures' own hygiene

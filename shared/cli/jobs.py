@@ -12,17 +12,18 @@ Exit codes: shared/cli/exits.py (0 completed, 1 failed, 2 invalid input, 4 unkno
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import json
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import redis
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -95,21 +96,45 @@ def _not_before(value: str | None) -> dt.datetime | None:
         )
 
 
-def render(result_json: str, request: SolveRequest | None, output: Output) -> None:
-    """Print a finished roster as json, tsv or a table (a table needs the request: its dates
-    and shift names; the tsv is in the result)."""
+def render(
+    result_json: str, result: SolveResult, request: SolveRequest | None, output: Output
+) -> None:
+    """Print a finished roster as json (the text as it came), tsv or a table (a table needs
+    the request: its dates and shift names; the tsv is in the result)."""
     from shared.cli.roster import print_table
     from shared.roster.curtois import result_to_tsv
 
     if output is Output.TSV:
-        print(result_to_tsv(SolveResult.model_validate_json(result_json)), end="")
+        print(result_to_tsv(result), end="")
         return
     if output is Output.JSON or request is None:
         if output is not Output.JSON:
             err.print(f"--output {output.value} needs the request (--request FILE); showing JSON")
         print(result_json)
         return
-    print_table(request, SolveResult.model_validate_json(result_json))
+    print_table(request, result)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A job's terminal event and, when it completed, its result parsed once: at the size
+    limits a result is megabytes, and the progress line, the verdict and the roster all read
+    it. `invalid` says why a completed event's result is not a result v1."""
+
+    event: dict[str, str]
+    result: SolveResult | None = None
+    invalid: str = ""
+
+    @classmethod
+    def of(cls, ev: dict[str, str]) -> Ended:
+        if ev.get("type") != "solver.completed":
+            return cls(ev)
+        try:
+            return cls(ev, SolveResult.model_validate_json(ev.get("result", "")))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the result"
+            return cls(ev, invalid=f"{where}: {first['msg']} ({exc.error_count()} problems)")
 
 
 async def follow(
@@ -118,7 +143,7 @@ async def follow(
     after: str,
     show: bool,
     backlog: list[dict[str, str]] | None = None,
-) -> dict[str, str]:
+) -> Ended:
     """Show a progress bar from the job's events (`backlog` first, then the stream from
     `after`); return its terminal event. A job that stays silent gets one line saying why it
     may be, rather than a bar that never moves."""
@@ -170,20 +195,21 @@ async def follow(
                 # The solver may have improved since its last progress event (they come at
                 # most once a second): the last line drawn is the result's, as the verdict
                 # printed below it.
-                ended = "cancelled" if ev.get("cancelled") == "true" else "completed"
+                done = Ended.of(ev)
                 bar.update(
                     task,
                     completed=100,
-                    description=ended,
-                    # a result is parsed only to be shown (at the size limits, megabytes)
-                    detail=result_figures(ev.get("result", "")) if show else "",
+                    description="cancelled" if ev.get("cancelled") == "true" else "completed",
+                    detail=result_figures(done.result),
                 )
                 # the bar is erased on exit while a job runs (a Ctrl-C leaves no half line),
                 # but its final line stays, above the verdict
                 bar.live.transient = False
-            if kind in ("solver.completed", "solver.failed"):
+            if kind == "solver.completed":
+                return done
+            if kind == "solver.failed":
                 break
-    return last
+    return Ended(last)
 
 
 def exit_code_of(ev: dict[str, str]) -> ExitCode:
@@ -192,7 +218,8 @@ def exit_code_of(ev: dict[str, str]) -> ExitCode:
     return ExitCode.INVALID if ev.get("error_class") == "invalid" else ExitCode.FAILED
 
 
-def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> None:
+def report(ended: Ended, request: SolveRequest | None, output: Output) -> None:
+    ev = ended.event
     if ev.get("type") == "solver.completed":
         err.print(
             f"[green]completed[/green] by {ev.get('solver_used')} in "
@@ -201,10 +228,15 @@ def report(ev: dict[str, str], request: SolveRequest | None, output: Output) -> 
             + (f", {ev['changes']} cells changed" if ev.get("changes") else "")
         )
         result_json = ev.get("result", "{}")
+        if ended.result is None:
+            # a service that wrote something else: what came is kept (JSON), and said
+            if output is Output.JSON:
+                print(result_json)
+            err.print(f"[red]the result is not a result v1[/red]: {escape(ended.invalid)}")
+            raise typer.Exit(int(ExitCode.FAILED))
         if output is not Output.TABLE or request is None:  # a table ends with this line
-            with contextlib.suppress(ValueError):
-                err.print(verdict_line(SolveResult.model_validate_json(result_json)))
-        render(result_json, request, output)
+            err.print(verdict_line(ended.result))
+        render(result_json, ended.result, request, output)
         return
     err.print(
         f"[red]failed[/red] ({ev.get('error_class')}): {escape(ev.get('reason', ''))} "
@@ -235,7 +267,7 @@ async def watch_known(
     current = lifecycle(events)
     ended = terminal_of(current)
     if ended is not None:
-        report(ended, request, output)
+        report(Ended.of(ended), request, output)
         return
     known = await lookup(client, job_id)
     record = known[0] if known else {}
@@ -256,8 +288,7 @@ async def watch_known(
         raise typer.Exit(int(ExitCode.OK if state == "completed" else ExitCode.FAILED))
     elif record:
         err.print(f"following job {escape(job_id)} (state: {record.get('state', '?')})")
-    ev = await follow(client, job_id, last_id, show=True, backlog=current)
-    report(ev, request, output)
+    report(await follow(client, job_id, last_id, show=True, backlog=current), request, output)
 
 
 async def submit_and_watch(
@@ -291,8 +322,7 @@ async def submit_and_watch(
         if not watch:
             print(jid)
             return
-        ev = await follow(client, jid, after, show=True)
-        report(ev, request, output)
+        report(await follow(client, jid, after, show=True), request, output)
 
 
 def submit(
@@ -523,8 +553,7 @@ def demo(
         _announce(target, dev_redis, log_dir)
         port = console_port()
         err.print(
-            "starting the five services on "
-            f"[bold]{escape(_service_url(target, dev_redis))}[/bold]"
+            f"starting the five services on [bold]{escape(_service_url(target, dev_redis))}[/bold]"
         )
         err.print(f"console at [bold]http://127.0.0.1:{port}/[/bold] while the demo runs")
         sup = Supervisor(

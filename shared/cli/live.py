@@ -9,10 +9,9 @@ takes the result's figures, so the last line drawn agrees with the verdict print
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
+from shared.roster.model import SolveResult
 from shared.roster.optimality import relative_gap
 from shared.solving.progress import PHASE_NAMES
 
@@ -63,20 +62,15 @@ def progress_figures(ev: dict[str, str]) -> str:
     return text
 
 
-def result_figures(result_json: str) -> str:
-    """The figures of a finished roster (SolveResult JSON), as the verdict line has them;
-    empty when the JSON is not a result (the verdict below says why)."""
-    try:
-        result: dict[str, Any] = json.loads(result_json)
-        score = result["score"]
-        hard, penalty = int(score["hard_violations"]), int(score["penalty"])
-        stats = result.get("stats") or {}
-        gap = stats.get("gap")
-        return figures(
-            hard,
-            penalty,
-            gap=float(gap) if gap is not None else None,
-            proven_optimal=stats.get("proven_optimal") is True,
-        )
-    except (ValueError, TypeError, KeyError, AttributeError):
+def result_figures(result: SolveResult | None) -> str:
+    """The figures of a finished roster, as the verdict line has them; empty without one
+    (the verdict below says why)."""
+    if result is None:
         return ""
+    stats = result.stats
+    return figures(
+        result.score.hard_violations,
+        result.score.penalty,
+        gap=stats.gap if stats is not None else None,
+        proven_optimal=stats is not None and stats.proven_optimal is True,
+    )
