@@ -307,6 +307,9 @@ def solve_generetic(
         cfg.crash_for_test = 1 if crash_for_test else 0
         cfg.max_evaluations = max_evaluations
         start = _start_of(problem, packed)
+        if start is None and outcome is not None and outcome.dived and best.roster is not None:
+            # the GA goes on from the dives' best roster rather than from a greedy start
+            start = np.ascontiguousarray(best.roster, dtype=np.int32)
         if start is not None:
             cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
         _check(_run_ga(packed, cfg, ga_prog, roster, control))

@@ -133,11 +133,13 @@ _build_first_highs_quietly()
 class ColumnOutcome:
     """What the column phase found (its rosters went to `offer` as they came): the best one's
     penalty; `lower_bound`, a valid bound on the objective once the root LP is optimal over
-    every employee's priced rows (else None); `proven_optimal` when the best roster meets it."""
+    every employee's priced rows (else None); `proven_optimal` when the best roster meets it;
+    `dived` when a dive from the root gave a roster (not only round 0's rows on requests)."""
 
     penalty: int | None
     lower_bound: float | None
     proven_optimal: bool
+    dived: bool = False
 
 
 class _Master:
@@ -708,7 +710,8 @@ def solve_by_columns(
     if improve and pb.roster is not None and not proven():
         _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
                  sweep=dives == 0 and start is None)
-    return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven())
+    return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven(),
+                         dived=dives > 0 and pb.roster is not None)
 
 
 def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,
