@@ -2,8 +2,8 @@
 
 A solve has two phases (docs/decisions/0008): column generation (column_generation.py: an LP
 over whole rows solved by HiGHS, rows priced by the C row DP, then dives to integer rosters),
-then the C memetic GA for the time left; the better roster wins, and a roster the first phase
-proves optimal ends the solve early.
+then the C memetic GA for the time left, starting from the dives' best roster when there is
+one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
