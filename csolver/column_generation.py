@@ -134,7 +134,8 @@ class ColumnOutcome:
     """What the column phase found (its rosters went to `offer` as they came): the best one's
     penalty; `lower_bound`, a valid bound on the objective once the root LP is optimal over
     every employee's priced rows (else None); `proven_optimal` when the best roster meets it;
-    `dived` when a dive from the root gave a roster (not only round 0's rows on requests)."""
+    `dived` when the best roster offered came from a dive (not from round 0's rows on
+    requests alone)."""
 
     penalty: int | None
     lower_bound: float | None
@@ -680,7 +681,7 @@ def solve_by_columns(
         return (lower is not None and pb.best is not None
                 and pb.best <= math.ceil(lower - 1e-6))
 
-    dives = 0
+    dives, dived = 0, False
     # Dives from the root, each from the root again with the rows the earlier ones priced.
     # One dive is a lottery (Instance 10: 4631 or 5262 by the pacing); the dives alternate
     # between fixing only worked cells and fixing any cell. A root that did not converge in
@@ -706,12 +707,16 @@ def solve_by_columns(
         dives += 1
         if roster is None:
             break
-        _log.debug("dive %d: %s (best %s)", dives, pb.consider(roster), pb.best)
+        before = pb.best
+        penalty = pb.consider(roster)
+        # the roster offered last is then a dive's, not round 0's: the GA may start from it
+        dived |= penalty is not None and (before is None or penalty < before)
+        _log.debug("dive %d: %s (best %s)", dives, penalty, pb.best)
     if improve and pb.roster is not None and not proven():
         _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
                  sweep=dives == 0 and start is None)
     return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven(),
-                         dived=dives > 0 and pb.roster is not None)
+                         dived=dived)
 
 
 def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,

@@ -236,9 +236,11 @@ def stack(
     redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """One shared stack for tests that only need independent job ids."""
-    s = Stack(redis_server.url, tmp_path_factory.mktemp("stack-logs")).start().wait_started()
-    yield s
-    s.stop()
+    s = Stack(redis_server.url, tmp_path_factory.mktemp("stack-logs")).start()
+    try:
+        yield s.wait_started()
+    finally:
+        s.stop()
 
 
 os.environ.setdefault("PYTHONPATH", str(ROOT))

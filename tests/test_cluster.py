@@ -96,8 +96,10 @@ def cluster() -> Iterator[ClusterSet]:
 @pytest.fixture(scope="module")
 def stack(cluster: ClusterSet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     s = Stack(cluster.url, tmp_path_factory.mktemp("cluster-logs"), cluster.env()).start()
-    yield s
-    s.stop()
+    try:
+        yield s.wait_started()
+    finally:
+        s.stop()
 
 
 @pytest.fixture

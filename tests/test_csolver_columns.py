@@ -242,3 +242,25 @@ def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, div
     else:
         assert start is None
     assert evaluate(p, run.roster).penalty <= evaluate(p, given).penalty
+
+
+def test_dived_only_when_a_dive_gave_the_best_roster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance 4: round 0 leaves a roster and the root converges; a dive that runs out of time
+    (None) leaves round 0's roster the best, so the phase did not dive for the GA's start."""
+    from csolver.column_generation import _Sub
+
+    p = instance(4)
+    packed = _Packed(p)
+
+    def run() -> ColumnOutcome:
+        now = time.monotonic()
+        out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 3,
+                               root_deadline=now + 3, stop=lambda: False,
+                               offer=lambda roster, penalty: None)
+        assert out is not None
+        return out
+
+    assert run().dived
+    monkeypatch.setattr(_Sub, "dive", lambda self, deadline, work_only: None)
+    out = run()
+    assert out.penalty is not None and not out.dived

@@ -27,7 +27,8 @@ class ExitCode(IntEnum):
 
 MEANING = {
     ExitCode.OK: "success, the job completed",
-    ExitCode.FAILED: "the job failed (`evaluate`: the roster breaks a hard rule)",
+    ExitCode.FAILED: "the job failed, or its result is not a result v1 (`evaluate`: the "
+    "roster breaks a hard rule)",
     ExitCode.INVALID: "bad usage or input: unknown option or output format, unreadable or "
     "invalid request file, a job that failed as `invalid`",
     ExitCode.UNAVAILABLE: "the chosen solver cannot run here",

@@ -205,9 +205,8 @@ async def follow(
                 # the bar is erased on exit while a job runs (a Ctrl-C leaves no half line),
                 # but its final line stays, above the verdict
                 bar.live.transient = False
-            if kind == "solver.completed":
                 return done
-            if kind == "solver.failed":
+            elif kind == "solver.failed":
                 break
     return Ended(last)
 
@@ -230,7 +229,7 @@ def report(ended: Ended, request: SolveRequest | None, output: Output) -> None:
         result_json = ev.get("result", "{}")
         if ended.result is None:
             # a service that wrote something else: what came is kept (JSON), and said
-            if output is Output.JSON:
+            if output is Output.JSON or request is None:  # what render would print
                 print(result_json)
             err.print(f"[red]the result is not a result v1[/red]: {escape(ended.invalid)}")
             raise typer.Exit(int(ExitCode.FAILED))
