@@ -90,6 +90,12 @@ def test_trace_command(tmp_path: Path) -> None:
     ok = runner.invoke(app, ["trace", "job-8", "--file", str(path)])
     assert ok.exit_code == 0, ok.output
     assert "solve" in ok.output and "shiftstream-intake" in ok.output
+    # piped: 160 columns, unless COLUMNS says otherwise
+    wide = runner.invoke(app, ["trace", "job-8", "--file", str(path)], env={"COLUMNS": ""})
+    assert max(len(line) for line in wide.output.splitlines()) > 80, wide.output
+    narrow = runner.invoke(app, ["trace", "job-8", "--file", str(path)], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0 and "solve" in narrow.output
+    assert max(len(line) for line in narrow.output.splitlines()) <= 80, narrow.output
     missing = runner.invoke(app, ["trace", "nope", "--file", str(path)])
     assert missing.exit_code == 4  # nothing by that name (shared/cli/exits.py)
     assert "no spans for nope" in missing.output

@@ -7,6 +7,7 @@ mode. Neither needs the services to be up, which is when an operator tends to ru
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -222,8 +223,10 @@ def register(app: typer.Typer) -> None:
         """Draw a job's trace as a waterfall from the OTLP JSON-lines trace file."""
         settings = Settings()
         path = file or Path(settings.shiftstream_trace_file or DEFAULT_TRACE_FILE)
-        # Piped output has no terminal width; a waterfall squeezed into 80 columns is unreadable.
-        console = Console() if Console().is_terminal else Console(width=160)
+        # Piped output has no terminal width; a waterfall squeezed into 80 columns is unreadable,
+        # so it gets 160 unless the user asked for a width (Rich reads COLUMNS itself).
+        piped = not Console().is_terminal and not os.environ.get("COLUMNS")
+        console = Console(width=160) if piped else Console()
         if not path.exists():
             fail(
                 f"no trace file at {path} (shiftstream dev writes one; other runs need "
