@@ -23,7 +23,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,9 +76,10 @@ ROOT_ROUNDS = 40
 # 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
 NEAR_ROOT = 0.05
 # Beyond the GA's sizes, a root whose first PACE_FROM rounds say that ROOT_ROUNDS would take
-# more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 15:
-# the root's 15 s never converged, and the GA alone ended 8 % better; decision 0019). Its
-# rounds get slower as it goes, so a root that passes this test may still not converge.
+# more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 13:
+# its rounds grow to 2 s, and it converges after ~65 s). A root that kept its pace but not
+# converged in its time is dived from once, whatever its bound (Instance 15: its capped
+# pricing leaves no bound, while its LP sits within 5 % of the optimum; decision 0026).
 PACE = True
 PACE_FROM = 3
 PACE_SLACK = 1.5
@@ -438,6 +439,7 @@ class _Sub:
         self.fixed: dict[tuple[int, int], int] = {}
         self.whole = base is None
         self.pricing, self.rounds = 0.0, 0  # time in pricing calls, and their number
+        self.paced_out = False  # `generate` gave up by its pace, not at its time
         # the best Lagrangian bound seen (whole problem, nothing fixed), and its prices
         self.lower = -math.inf
         self.center: npt.NDArray[np.float64] | None = None
@@ -539,6 +541,7 @@ class _Sub:
             if pace and k >= PACE_FROM and ((now - began) / k * (ROOT_ROUNDS - k)
                                              > PACE_SLACK * (until - now)):
                 _log.debug("root given up after %d rounds", k)
+                self.paced_out = True
                 break
             left = until - time.monotonic()
             if left <= 0 or not master.solve(left):
@@ -668,8 +671,9 @@ def solve_by_columns(
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)
-    _log.debug("root: converged %s, LP %.1f, bound %s, %d rows", converged,
-               root_sub.master.objective(), lower, len(root_sub.master.rows))
+    _log.debug("root: converged %s, LP %.1f (solved %.1f), bound %s, estimate %.1f, %d rows",
+               converged, root_sub.master.objective(), root_sub.master.solved, lower,
+               root_sub.estimate, len(root_sub.master.rows))
 
     small = d <= GA_DAYS and e * d <= GA_CELLS
     if not converged and (small or not root) and (not improve or pb.roster is None):
@@ -688,7 +692,9 @@ def solve_by_columns(
     # time still gets one dive when every employee has a row in it: its roster is a far
     # better start for fix-and-optimise than the rows priced on requests alone.
     near = root_sub.master.solved - root_sub.lower <= NEAR_ROOT * abs(root_sub.master.solved)
-    tried = root and d * s <= MAX_COVER_ROWS and near
+    # kept its pace to its deadline, with a row in the LP for every employee
+    paced = not root_sub.paced_out and root_sub.master.solved < ARTIFICIAL
+    tried = root and d * s <= MAX_COVER_ROWS and (near or paced)
     while (converged or (tried and dives == 0)) and not stop() and not proven():
         if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
             break
@@ -838,7 +844,7 @@ def _dive(
             key = (int(emp), int(day))
             if key not in surest or open_[emp, day, val] > open_[surest[key]]:
                 surest[key] = (int(emp), int(day), int(val))
-        picks = set(surest.values())
+        picks = _consistent(surest.values(), open_, owner[used], rows[used], s)
         bar = np.zeros(owner.size, dtype=bool)
         for emp, day, val in picks:
             fixed[(int(emp), int(day))] = int(val)
@@ -859,3 +865,25 @@ def _dive(
             return None
         roster[emp] = master.rows[int(mine[np.argmax(x[mine])])]
     return roster
+
+
+def _consistent(picks: Iterable[tuple[int, int, int]], share: npt.NDArray[np.float64],
+                owner: npt.NDArray[np.intp], rows: npt.NDArray[np.int32],
+                s: int) -> set[tuple[int, int, int]]:
+    """The picks an employee's rows in the LP's support can keep all at once, surest first.
+    Picks taken from different rows could together leave an employee no rule-abiding row
+    (a worked day from one, the next day off from another): the LP then met that employee by
+    its artificial, and the dive's roster had holes (Instance 13: 17 708-43 413 from a root
+    at 1 348)."""
+    mine: dict[int, list[tuple[float, int, int]]] = {}
+    for emp, day, val in picks:
+        mine.setdefault(emp, []).append((float(share[emp, day, val]), day, val))
+    kept: set[tuple[int, int, int]] = set()
+    for emp, wanted in mine.items():
+        alive = rows[owner == emp]
+        for _, day, val in sorted(wanted, reverse=True):
+            match = alive[:, day] == (-1 if val == s else val)
+            if match.any():
+                alive = alive[match]
+                kept.add((emp, day, val))
+    return kept

@@ -264,3 +264,45 @@ def test_dived_only_when_a_dive_gave_the_best_roster(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(_Sub, "dive", lambda self, deadline, work_only: None)
     out = run()
     assert out.penalty is not None and not out.dived
+
+
+def test_a_dive_step_fixes_only_cells_one_of_the_employees_rows_keeps_together() -> None:
+    """Two rows of one employee share the LP: day 0 worked in the first, day 1 worked in the
+    second. Fixing both worked days would leave no row with both (the LP then met the employee
+    by its artificial, and the dive's roster had a hole); the surer pick is kept, and so is
+    another employee's pick."""
+    from csolver.column_generation import _consistent
+
+    s = 2  # value s is a day off
+    owner = np.array([0, 0, 1])
+    rows = np.array([[0, -1], [-1, 1], [1, 1]], dtype=np.int32)
+    share = np.zeros((2, 2, s + 1))
+    share[0, 0, 0], share[0, 1, 1], share[1, 1, 1] = 0.6, 0.4, 1.0
+    kept = _consistent([(0, 0, 0), (0, 1, 1), (1, 1, 1)], share, owner, rows, s)
+    assert kept == {(0, 0, 0), (1, 1, 1)}
+    # a day off counts as a value: day 1 off goes with day 0's shift
+    kept = _consistent([(0, 0, 0), (0, 1, s)], share, owner, rows, s)
+    assert kept == {(0, 0, 0), (0, 1, s)}
+
+
+@pytest.mark.parametrize("kept_pace", [True, False])
+def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
+        kept_pace: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance 15's capped pricing leaves its root without a bound near its LP: a root that
+    kept its pace to its deadline is dived from all the same (the GA then goes on from the
+    dive's roster); one given up by its pace leaves the time to the GA, undived."""
+    from csolver import column_generation as cg
+
+    monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
+    monkeypatch.setattr(cg, "ROOT_ROUNDS", 4)
+    if not kept_pace:
+        monkeypatch.setattr(cg, "PACE_SLACK", 1e-9)
+    p = instance(15)
+    packed = _Packed(p)
+    now = time.monotonic()
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 8,
+                           root_deadline=now + 4, stop=lambda: False,
+                           offer=lambda roster, penalty: None)
+    assert out is not None
+    assert out.lower_bound is None or out.lower_bound <= 3828
+    assert out.dived is kept_pace
