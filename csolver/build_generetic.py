@@ -62,6 +62,7 @@ typedef struct {
     int32_t crash_for_test;
     int64_t max_evaluations;
     const int32_t *start;
+    double start_heat;
 } gr_config;
 
 typedef struct {

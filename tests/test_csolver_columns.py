@@ -225,12 +225,14 @@ def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, div
                              proven_optimal=False, dived=dived)
 
     starts: list[np.ndarray | None] = []
+    heats: list[float] = []
     run_ga = csolver._run_ga
 
     def recording(packed: Any, cfg: Any, *rest: Any) -> int:
         n = int(np.prod(packed.shape))
         starts.append(None if cfg.start == csolver.ffi.NULL
                       else np.frombuffer(csolver.ffi.buffer(cfg.start, 4 * n), np.int32).copy())
+        heats.append(float(cfg.start_heat))
         return run_ga(packed, cfg, *rest)
 
     monkeypatch.setattr(csolver, "solve_by_columns", columns)
@@ -238,9 +240,11 @@ def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, div
     run = csolver.solve_generetic(p, time_limit=0.5, seed=1, control=SolveControl())
     (start,) = starts
     if dived:
+        # and it anneals cool from there, as a child near good parents does (decision 0026)
         assert start is not None and (start.reshape(given.shape) == given).all()
+        assert heats == [csolver.DIVE_START_HEAT]
     else:
-        assert start is None
+        assert start is None and heats == [0.0]
     assert evaluate(p, run.roster).penalty <= evaluate(p, given).penalty
 
 
