@@ -59,10 +59,14 @@ CANCEL_POLL_SECONDS = 0.010
 COLUMN_SHARE = 0.75
 # ... of which the root LP may take this much, or the phase ends with its first roster.
 ROOT_SHARE = 0.25
-# The GA's first anneal from a dive's roster starts this cool (a greedy start's: 30; the
-# children's: 3), so it improves the dive's roster rather than first walk away from it
-# (Instances 15 and 18, 60 s, seeds 1-3: 4 102 -> 4 032 and 4 611 -> 4 546; decision 0026).
+# The GA's first individual anneals from a dive's roster (after the fixed repair) starting
+# this cool (a greedy start's: 30; the children's: 3), so it improves the dive's roster rather
+# than first walk away from it (Instances 15 and 18, 60 s, seeds 1-3: 4 102 -> 4 032 and
+# 4 611 -> 4 546; decision 0026) -- when that roster is within DIVE_NEAR_LP times the root's
+# LP (15: 1.06-1.08, 18: 1.02-1.06); a poor dive (Instance 13's converged root: 3 times its
+# LP) is a start to walk away from.
 DIVE_START_HEAT = 3.0
+DIVE_NEAR_LP = 1.25
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
@@ -314,7 +318,9 @@ def solve_generetic(
         if start is None and outcome is not None and outcome.dived and best.roster is not None:
             # the GA goes on from the dives' best roster rather than from a greedy start
             start = np.ascontiguousarray(best.roster, dtype=np.int32)
-            cfg.start_heat = DIVE_START_HEAT
+            lp = outcome.root_lp
+            if lp is not None and best.penalty is not None and best.penalty <= DIVE_NEAR_LP * lp:
+                cfg.start_heat = DIVE_START_HEAT
         if start is not None:
             cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
         _check(_run_ga(packed, cfg, ga_prog, roster, control))

@@ -62,7 +62,8 @@ MAX_COST_ENTRIES = 1 << 20
 SMOOTH = 0.5
 # Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
 # strong (decision 0002), so a root that does not converge in time leaves the rest of the time
-# to it, as in 0008; beyond, a root near convergence is dived from first.
+# to it, as in 0008; beyond, a root near convergence, or one that kept its pace, is dived
+# from first.
 GA_DAYS = 28
 GA_CELLS = 2048
 # Round 0 prices this many employees first, and goes on only if the rest fits in this share of
@@ -72,8 +73,9 @@ ROUND0_SHARE = 0.3
 # Pricing rounds a root takes to converge, for judging whether it can fit in its time.
 ROOT_ROUNDS = 40
 # A root that ran out of time is dived from when its LP is within this share of its bound
-# (Instance 17 at 7 s: 0.2 %); further off, its dive is slow and poor (Instance 20 at 15 s:
-# 19 s for a roster 6.5 times the optimum) and the time is fix-and-optimise's.
+# (Instance 17 at 7 s: 0.2 %), or when it kept its pace (below); one given up by its pace and
+# far from its bound is not: its dive is slow and poor (Instance 20 at 15 s: a roster 3.6
+# times the optimum) and the time is the GA's.
 NEAR_ROOT = 0.05
 # Beyond the GA's sizes, a root whose first PACE_FROM rounds say that ROOT_ROUNDS would take
 # more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 13:
@@ -136,12 +138,13 @@ class ColumnOutcome:
     penalty; `lower_bound`, a valid bound on the objective once the root LP is optimal over
     every employee's priced rows (else None); `proven_optimal` when the best roster meets it;
     `dived` when the best roster offered came from a dive (not from round 0's rows on
-    requests alone)."""
+    requests alone); `root_lp`, the root LP's last optimal objective (None before one)."""
 
     penalty: int | None
     lower_bound: float | None
     proven_optimal: bool
     dived: bool = False
+    root_lp: float | None = None
 
 
 class _Master:
@@ -607,7 +610,8 @@ def solve_by_columns(
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
     time), the phase ends with its first roster (and one dive when the root is near its bound
-    on a problem beyond the GA's sizes), and the time is the GA's. With `improve`, the phase
+    on a problem beyond the GA's sizes, or when it kept its pace to its deadline), and the
+    time is the GA's. With `improve`, the phase
     instead re-optimises regions of the best roster until its deadline (`_improve`,
     fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
     Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
@@ -689,11 +693,13 @@ def solve_by_columns(
     # Dives from the root, each from the root again with the rows the earlier ones priced.
     # One dive is a lottery (Instance 10: 4631 or 5262 by the pacing); the dives alternate
     # between fixing only worked cells and fixing any cell. A root that did not converge in
-    # time still gets one dive when every employee has a row in it: its roster is a far
-    # better start for fix-and-optimise than the rows priced on requests alone.
+    # time still gets one dive when every employee has a row in it and its LP is near its
+    # bound, or when it kept its pace to its deadline (its pace judged over at least
+    # PACE_FROM rounds): Instance 15's capped pricing leaves no bound near its LP, which
+    # sits within 5 % of the optimum, and its dive's roster beats the GA's start.
     near = root_sub.master.solved - root_sub.lower <= NEAR_ROOT * abs(root_sub.master.solved)
-    # kept its pace to its deadline, with a row in the LP for every employee
-    paced = not root_sub.paced_out and root_sub.master.solved < ARTIFICIAL
+    paced = (not root_sub.paced_out and root_sub.rounds >= PACE_FROM
+             and root_sub.master.solved < ARTIFICIAL)
     tried = root and d * s <= MAX_COVER_ROWS and (near or paced)
     while (converged or (tried and dives == 0)) and not stop() and not proven():
         if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
@@ -721,8 +727,9 @@ def solve_by_columns(
     if improve and pb.roster is not None and not proven():
         _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
                  sweep=dives == 0 and start is None)
+    root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven(),
-                         dived=dived)
+                         dived=dived, root_lp=root_lp)
 
 
 def _improve(pb: _Problem, deadline: float, rng: np.random.Generator,

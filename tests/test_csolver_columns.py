@@ -210,19 +210,24 @@ def test_a_stop_during_a_pricing_round_is_seen_before_the_round_ends(
 
 
 
-@pytest.mark.parametrize("dived", [True, False])
-def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, dived: bool) -> None:
+@pytest.mark.parametrize(("dived", "near"), [(True, True), (True, False), (False, True)])
+def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, dived: bool,
+                                            near: bool) -> None:
     """A roster from a dive is the GA's first start (Instance 18: 4647 -> 4612 over seeds
     1-3); round 0's rows on requests alone are not (Instance 13: 84 292 against a greedy
-    start's few thousand), nor is anything when the phase did not dive."""
+    start's few thousand), nor is anything when the phase did not dive. From a dive near the
+    root's LP the GA anneals cool, as a child near good parents does; from one far above it
+    (Instance 13: 3 times its LP), as hot as from a greedy start (decision 0026)."""
     p = instance(6)
     given = np.asarray(csolver.solve_generetic(p, time_limit=0.3, seed=1, control=SolveControl(),
                                                column_share=0.0).roster, dtype=np.int32)
+    penalty = evaluate(p, given).penalty
+    root_lp = penalty / (1.0 if near else 2 * csolver.DIVE_NEAR_LP)
 
     def columns(*args: object, offer: Any, **kwargs: object) -> ColumnOutcome:
-        offer(given, evaluate(p, given).penalty)
-        return ColumnOutcome(penalty=evaluate(p, given).penalty, lower_bound=None,
-                             proven_optimal=False, dived=dived)
+        offer(given, penalty)
+        return ColumnOutcome(penalty=penalty, lower_bound=None, proven_optimal=False,
+                             dived=dived, root_lp=root_lp)
 
     starts: list[np.ndarray | None] = []
     heats: list[float] = []
@@ -240,9 +245,8 @@ def test_the_ga_goes_on_from_a_dives_roster(monkeypatch: pytest.MonkeyPatch, div
     run = csolver.solve_generetic(p, time_limit=0.5, seed=1, control=SolveControl())
     (start,) = starts
     if dived:
-        # and it anneals cool from there, as a child near good parents does (decision 0026)
         assert start is not None and (start.reshape(given.shape) == given).all()
-        assert heats == [csolver.DIVE_START_HEAT]
+        assert heats == [csolver.DIVE_START_HEAT if near else 0.0]
     else:
         assert start is None and heats == [0.0]
     assert evaluate(p, run.roster).penalty <= evaluate(p, given).penalty
@@ -289,24 +293,41 @@ def test_a_dive_step_fixes_only_cells_one_of_the_employees_rows_keeps_together()
     assert kept == {(0, 0, 0), (0, 1, s)}
 
 
-@pytest.mark.parametrize("kept_pace", [True, False])
+@pytest.mark.parametrize(("kept_pace", "rounds"), [(True, 5), (False, 5), (True, 1)])
 def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
-        kept_pace: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+        kept_pace: bool, rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Instance 15's capped pricing leaves its root without a bound near its LP: a root that
-    kept its pace to its deadline is dived from all the same (the GA then goes on from the
-    dive's roster); one given up by its pace leaves the time to the GA, undived."""
+    kept its pace to its deadline is dived from all the same; one given up by its pace, or
+    whose pace was never judged (fewer than PACE_FROM rounds), leaves the time to the GA.
+    The root runs `rounds` LP solves and then reports its time up (no clock involved)."""
     from csolver import column_generation as cg
+    from csolver.column_generation import _Sub
 
     monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
-    monkeypatch.setattr(cg, "ROOT_ROUNDS", 4)
-    if not kept_pace:
-        monkeypatch.setattr(cg, "PACE_SLACK", 1e-9)
+    monkeypatch.setattr(cg, "ROOT_ROUNDS", 1)  # round 0 never keeps the root from running
+    generate, dive = _Sub.generate, _Sub.dive
+    dives: list[bool] = []
+
+    def root(self: _Sub, until: float, most: int = 1 << 30, smooth: float = 0.0,
+             pace: bool = False) -> bool:
+        if not pace:  # the dives' own pricing
+            return generate(self, until, most, smooth)
+        generate(self, until, most=rounds, smooth=smooth)
+        self.paced_out = not kept_pace
+        return False
+
+    def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
+        dives.append(work_only)
+        return dive(self, deadline, work_only)
+
+    monkeypatch.setattr(_Sub, "generate", root)
+    monkeypatch.setattr(_Sub, "dive", diving)
     p = instance(15)
     packed = _Packed(p)
     now = time.monotonic()
-    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 8,
-                           root_deadline=now + 4, stop=lambda: False,
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 6,
+                           root_deadline=now + 6, stop=lambda: False,
                            offer=lambda roster, penalty: None)
-    assert out is not None
+    assert out is not None and out.root_lp is not None
     assert out.lower_bound is None or out.lower_bound <= 3828
-    assert out.dived is kept_pace
+    assert len(dives) == (1 if kept_pace and rounds >= cg.PACE_FROM else 0)

@@ -109,9 +109,11 @@ typedef struct {
     const int32_t *start;     /* E*D roster the first individual starts from instead of the
                                  greedy start (re-rostering: the previous roster), or NULL;
                                  a cell outside [-1, S) is GR_ERR_CONFIG */
-    double start_heat;        /* with `start`: the first anneal's starting temperature, in
-                                 [0, 1000]; 0 = as from a greedy start. A start that is already
-                                 a good roster (the column phase's dive) is kept near by a low
+    double start_heat;        /* with `start`: the starting temperature of the first
+                                 individual's anneal (after the fixed repair), 0 = as from a
+                                 greedy start (30), else in [0.3, 1000] (not below the anneal's
+                                 end: the temperature would rise). A start that is already a
+                                 good roster (the column phase's dive) is kept near by a low
                                  one; a hot anneal walks away from it first. */
 } gr_config;
 

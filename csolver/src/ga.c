@@ -177,8 +177,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     if (!cfg || !progress || !roster_out)
         return GR_ERR_NULL;
     if (!(cfg->time_limit > 0.0) || !isfinite(cfg->time_limit) || cfg->population < 0 ||
-        cfg->population > 1000 || cfg->max_evaluations < 0 || !(cfg->start_heat >= 0.0) ||
-        cfg->start_heat > 1000.0)
+        cfg->population > 1000 || cfg->max_evaluations < 0 ||
+        !(cfg->start_heat == 0.0 || (cfg->start_heat >= 0.3 && cfg->start_heat <= 1000.0)))
         return GR_ERR_CONFIG;
     for (int64_t i = 0; cfg->start && i < (int64_t)p->n_employees * p->n_days; i++)
         if (cfg->start[i] < -1 || cfg->start[i] >= p->n_shifts)
@@ -300,6 +300,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     const double first_share = long_horizon ? GR_LONG_FIRST_SHARE : GR_FIRST_SHARE,
                  init_share = long_horizon ? GR_LONG_INIT_SHARE : GR_INIT_SHARE,
                  child_share = GR_CHILD_SHARE;
+    /* A start that is already a good roster (a dive's) anneals cool: from the greedy start's
+     * heat the walk leaves it first and may not get back below it (decision 0026). */
     const double heat = ls.t_start;
     int32_t n = 0;
     for (; n < P; n++) {

@@ -1,6 +1,7 @@
 /* C-level tests: validation, exact scoring, incremental-delta consistency and short solves.
  * Usage: test_main [problem.bin ...] (files written by csolver/dump_problem.py); without
  * arguments only the built-in problem runs. Exit status 0 = all checks passed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -879,9 +880,9 @@ static void test_solve(const gr_problem *p, double seconds)
     if (cells <= 2000) {
         int32_t *hot = malloc(cells * sizeof *hot);
         from.max_evaluations = 300 * (int64_t)cells;
-        from.start_heat = 30.0;
+        from.start_heat = 0.0; /* a greedy start's heat */
         CHECK(gr_solve(p, &from, &prog, hot) == GR_OK, "solve from a start, hot");
-        from.start_heat = 1.0;
+        from.start_heat = 3.0; /* the dive's (csolver.DIVE_START_HEAT) */
         CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start, cool");
         size_t moved_hot = 0, moved_cool = 0;
         for (size_t c = 0; c < cells; c++) {
@@ -893,8 +894,11 @@ static void test_solve(const gr_problem *p, double seconds)
         free(hot);
     }
     from.max_evaluations = 20000;
-    from.start_heat = -1.0;
-    CHECK(gr_solve(p, &from, &prog, r1) == GR_ERR_CONFIG, "negative start heat accepted");
+    const double bad_heat[] = {-1.0, 0.1, 1000.5, NAN};
+    for (size_t i = 0; i < sizeof bad_heat / sizeof *bad_heat; i++) {
+        from.start_heat = bad_heat[i];
+        CHECK(gr_solve(p, &from, &prog, r1) == GR_ERR_CONFIG, "start heat out of range accepted");
+    }
     from.start_heat = 0.0;
     r2[0] = p->n_shifts;
     CHECK(gr_solve(p, &from, &prog, r1) == GR_ERR_CONFIG, "start cell out of range accepted");
