@@ -611,11 +611,10 @@ def solve_by_columns(
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
     time), the phase ends with its first roster (and one dive when the root is near its bound
     on a problem beyond the GA's sizes, or when it kept its pace to its deadline), and the
-    time is the GA's. With `improve`, the phase
-    instead re-optimises regions of the best roster until its deadline (`_improve`,
-    fix-and-optimise; off by default: at today's pricing speed the GA alone does better on
-    Instances 13, 20 and 22, decision 0014). `start` is a roster to begin from, `root=False`
-    skips the root. Returns None when the problem is too large for the cost table; `offer`
+    time is the GA's. With `improve`, the phase instead re-optimises regions of the best
+    roster until its deadline (`_improve`, fix-and-optimise; off by default: at today's
+    pricing speed the GA alone does better on Instances 13, 20 and 22, decision 0014).
+    `start` is a roster to begin from, `root=False` skips the root. Returns None when the problem is too large for the cost table; `offer`
     sees each better roster, `priced` the number of rows each pricing round computed,
     `bound` the lower bound once the root has one and `begun` when the phase goes on past
     its round 0 (on long horizons it ends there, its time the GA's) (progress)."""
@@ -698,8 +697,9 @@ def solve_by_columns(
     # PACE_FROM rounds): Instance 15's capped pricing leaves no bound near its LP, which
     # sits within 5 % of the optimum, and its dive's roster beats the GA's start.
     near = root_sub.master.solved - root_sub.lower <= NEAR_ROOT * abs(root_sub.master.solved)
-    paced = (not root_sub.paced_out and root_sub.rounds >= PACE_FROM
-             and root_sub.master.solved < ARTIFICIAL)
+    # every employee on a priced row in the root's last optimal LP, or None
+    root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
+    paced = not root_sub.paced_out and root_sub.rounds >= PACE_FROM and root_lp is not None
     tried = root and d * s <= MAX_COVER_ROWS and (near or paced)
     while (converged or (tried and dives == 0)) and not stop() and not proven():
         if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
@@ -727,7 +727,6 @@ def solve_by_columns(
     if improve and pb.roster is not None and not proven():
         _improve(pb, deadline, np.random.default_rng(seed), proven, root_sub,
                  sweep=dives == 0 and start is None)
-    root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=proven(),
                          dived=dived, root_lp=root_lp)
 

@@ -30,6 +30,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_REQUEST_SHARE
 #define GR_REQUEST_SHARE 30
 #endif
+/* Every anneal ends at this temperature; a start heat below it would rise as it goes. */
+#define GR_T_END 0.3
 #ifndef GR_CHILD_T0
 #define GR_CHILD_T0 3.0
 #endif
@@ -178,7 +180,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         return GR_ERR_NULL;
     if (!(cfg->time_limit > 0.0) || !isfinite(cfg->time_limit) || cfg->population < 0 ||
         cfg->population > 1000 || cfg->max_evaluations < 0 ||
-        !(cfg->start_heat == 0.0 || (cfg->start_heat >= 0.3 && cfg->start_heat <= 1000.0)))
+        !(cfg->start_heat == 0.0 || (cfg->start_heat >= GR_T_END && cfg->start_heat <= 1000.0)))
         return GR_ERR_CONFIG;
     for (int64_t i = 0; cfg->start && i < (int64_t)p->n_employees * p->n_days; i++)
         if (cfg->start[i] < -1 || cfg->start[i] >= p->n_shifts)
@@ -233,7 +235,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     gr_ls_params ls = {.iterations = CALIBRATION_ITERATIONS < 100 * size ? CALIBRATION_ITERATIONS
                                                                           : 100 * size,
                        .t_start = 30.0,
-                       .t_end = 0.3,
+                       .t_end = GR_T_END,
                        .hard_weight = 100,
                        .dp_period = 10000,
                        .dp_sweeps = 1,
@@ -327,7 +329,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
 
     gr_ls_params child_ls = ls;
     child_ls.t_start = GR_CHILD_T0; /* children start near good parents: a cooler restart */
-    child_ls.t_end = 0.3;
+    child_ls.t_end = GR_T_END;
     child_ls.iterations = (int64_t)(child_share * planned);
     child_ls.seconds = timed ? child_share * remaining : 0.0;
     int64_t generation = 0;
