@@ -614,10 +614,11 @@ def solve_by_columns(
     time is the GA's. With `improve`, the phase instead re-optimises regions of the best
     roster until its deadline (`_improve`, fix-and-optimise; off by default: at today's
     pricing speed the GA alone does better on Instances 13, 20 and 22, decision 0014).
-    `start` is a roster to begin from, `root=False` skips the root. Returns None when the problem is too large for the cost table; `offer`
-    sees each better roster, `priced` the number of rows each pricing round computed,
-    `bound` the lower bound once the root has one and `begun` when the phase goes on past
-    its round 0 (on long horizons it ends there, its time the GA's) (progress)."""
+    `start` is a roster to begin from, `root=False` skips the root. Returns None when the
+    problem is too large for the cost table; `offer` sees each better roster, `priced` the
+    number of rows each pricing round computed, `bound` the lower bound once the root has one
+    and `begun` when the phase goes on past its round 0 (on long horizons it ends there, its
+    time the GA's) (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
     if e * d * (s + 1) > MAX_COST_ENTRIES:
