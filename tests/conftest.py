@@ -83,8 +83,8 @@ class Stack:
         scale: Mapping[str, int] | None = None,
         cwd: Path | None = None,
     ) -> None:
-        self.prefix = f"t{uuid.uuid4().hex[:8]}:"
-        full = {**FAST_ENV, "SHIFTSTREAM_PREFIX": self.prefix, **(env or {})}
+        full = {**FAST_ENV, "SHIFTSTREAM_PREFIX": f"t{uuid.uuid4().hex[:8]}:", **(env or {})}
+        self.prefix = full["SHIFTSTREAM_PREFIX"]
         self.settings = Settings(**{**{k.lower(): v for k, v in full.items()}, "redis_url": url})
         self.names = Names.from_settings(self.settings)
         # How a client reaches this deployment besides its URL (Sentinel, Cluster, TLS): what
