@@ -127,6 +127,11 @@ def make_stack(cluster: ClusterSet, tmp_path: Path) -> Iterator[StackFactory]:
         s.stop()
 
 
+def _streams(names: Names) -> tuple[str, ...]:
+    """The streams every job passes through (or may end in)."""
+    return (names.intake, names.jobs, names.outcomes, names.events, names.failures, names.dead)
+
+
 def _spreading_prefix(cluster: ClusterSet) -> str:
     """A fresh prefix whose six streams do not all hash to one node: a random one does, once
     in 243 draws on three masters, and then the flows would not cross nodes at all."""
@@ -137,9 +142,7 @@ def _spreading_prefix(cluster: ClusterSet) -> str:
     while True:
         prefix = f"t{uuid.uuid4().hex[:8]}:"
         names = Names.from_settings(Settings(shiftstream_prefix=prefix))
-        streams = (names.intake, names.jobs, names.outcomes, names.events, names.failures,
-                   names.dead)  # fmt: skip
-        slots = {key_slot(s.encode()) for s in streams}
+        slots = {key_slot(s.encode()) for s in _streams(names)}
         if sum(1 for owned in owners if slots & owned) >= 2:
             return prefix
 
@@ -184,8 +187,7 @@ def test_the_streams_of_one_deployment_live_on_several_nodes(stack: Stack) -> No
     stack.wait_terminal(stack.submit(_tiny()))
     nodes = {
         stream: f"{n.host}:{n.port}"
-        for stream in (stack.names.intake, stack.names.jobs, stack.names.outcomes,
-                       stack.names.events, stack.names.failures, stack.names.dead)
+        for stream in _streams(stack.names)
         for n in [stack.redis.get_node_from_key(stream)]
     }  # fmt: skip
     assert len(set(nodes.values())) >= 2, nodes
