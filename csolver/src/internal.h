@@ -292,10 +292,8 @@ typedef struct {
                              rows too large for the exact whole-row search (gr_row_large) */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
-    int32_t cover_move;  /* non-zero: the fill share goes to the targeted cover move (long
-                            horizons, decision 0018) */
-    int32_t cum[4];      /* cumulative move shares out of 100: fill, change, shuffle, swap;
-                            the rest are block moves */
+    int32_t cum[4];      /* cumulative move shares out of 100: cover (propose_cover),
+                            change, shuffle, swap; the rest are block moves */
 } gr_ls_params;
 /* Runs on st; leaves st at the best state seen. */
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,

@@ -1,4 +1,5 @@
-/* Simulated annealing over three neighbourhoods, all scored incrementally (delta.c):
+/* Simulated annealing over these neighbourhoods, all scored incrementally (delta.c):
+ *   cover  - a short slot taken by a colleague who can, the minutes kept (propose_cover);
  *   change - one cell to another eligible shift or to a day off (fixes cover and counts);
  *   swap   - two employees exchange their cells over 1..k consecutive days. Cover is
  *            unchanged, so it polishes requests and rules without breaking cover;
@@ -20,9 +21,9 @@
 
 #define SWAP_MAX 7
 #define SWAP2_SHARE (lp->swap2)
-/* proposal mix: r in [0, 100) picks fill < FILL_END <= change < CHANGE_END <= shuffle <
+/* proposal mix: r in [0, 100) picks cover < COVER_END <= change < CHANGE_END <= shuffle <
  * SHUFFLE_END <= swap < SWAP_END <= block */
-#define FILL_END (lp->cum[0])
+#define COVER_END (lp->cum[0])
 #define CHANGE_END (lp->cum[1])
 #define SHUFFLE_END (lp->cum[2])
 #define SWAP_END (lp->cum[3])
@@ -102,10 +103,11 @@ static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int3
 /* Days either side of a short slot where a relocated shift may come from */
 #define COVER_SPAN 14
 
-/* Cover move (long horizons): a short slot (d, s) taken by an employee whose minutes stay
- * about where they are. On 364 days every employee's minutes window is 720 minutes wide and
- * most rows sit at an edge of it, so a single cell added or dropped breaks it (hard), and the
- * random fill below rarely finds the one colleague who could take the slot. Here the taker is
+/* Cover move: a short slot (d, s) taken by an employee whose minutes stay about where they
+ * are. On 364 days every employee's minutes window is 720 minutes wide and most rows sit at
+ * an edge of it, so a single cell added or dropped breaks it (hard); on Instance 13 the
+ * staff's minutes cannot cover the demand. A random fill (an employee drawn at random,
+ * decisions 0002-0017) rarely finds the one colleague who could take the slot. Here the taker is
  * drawn among those allowed s on d, preferring one who works an over-covered slot that day
  * (a type change: cover moves from a surplus to the gap) and else one who is off and gives up
  * a shift of the same length on a nearby day, an over-covered one when there is such a day
@@ -185,36 +187,8 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
 {
     const int32_t E = st->E, D = st->D;
     int32_t r = gr_rng_below(rng, 100);
-    if (r < FILL_END && lp->cover_move)
+    if (r < COVER_END)
         return propose_cover(st, rng, m, v1);
-    if (r < FILL_END) { /* fill: put someone on an under-covered (day, shift), maybe giving up a
-                          nearby working day so that the employee's total work stays put */
-        const int32_t S = st->S;
-        for (int tries = 0; tries < 8; tries++) {
-            int32_t d = gr_rng_below(rng, D), s = gr_rng_below(rng, S);
-            int64_t k = (int64_t)d * S + s;
-            if (st->cover[k] >= st->p->cover_req[k])
-                continue;
-            int32_t e = gr_rng_below(rng, E);
-            const int32_t *row = st->roster + (int64_t)e * D;
-            if (row[d] == s || !allowed(st, e, d, s))
-                return 0;
-            int32_t a = d, b = d;
-            int32_t d2 = -1;
-            if (row[d] < 0 && gr_rng_below(rng, 2)) {
-                int32_t span = D < 8 ? D : 8;
-                d2 = d - span + 1 + gr_rng_below(rng, 2 * span - 1);
-                if (d2 < 0 || d2 >= D || d2 == d || row[d2] < 0)
-                    d2 = -1;
-                else if (d2 < a)
-                    a = d2;
-                else
-                    b = d2;
-            }
-            return row_move(st, m, e, d, s, d2, -1, a, b, v1);
-        }
-        return 0;
-    }
     if (r < CHANGE_END && st->p->n_on + st->p->n_off > 0 &&
         gr_rng_below(rng, 100) < lp->request_share) {
         /* request: pick a request at random; if it is broken, give the employee the asked-for

@@ -876,7 +876,8 @@ static void test_solve(const gr_problem *p, double seconds)
     CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "roster from a start invalid");
     /* a start's heat: a cool first anneal stays nearer the start than a hot one (on the
      * problems up to 2 000 cells, with a budget past the fixed-length repair anneal of 100
-     * proposals a cell; a start the search cannot better is returned by both) */
+     * proposals a cell; where both end at the same roster, it is the start or the one
+     * better roster both found: Instance 7 since decision 0027) */
     if (cells <= 2000) {
         int32_t *hot = malloc(cells * sizeof *hot);
         from.max_evaluations = 300 * (int64_t)cells;
@@ -889,7 +890,7 @@ static void test_solve(const gr_problem *p, double seconds)
             moved_hot += hot[c] != r2[c];
             moved_cool += r1[c] != r2[c];
         }
-        CHECK(moved_hot == 0 || moved_cool < moved_hot,
+        CHECK(moved_cool < moved_hot || memcmp(hot, r1, cells * sizeof *r1) == 0,
               "a cool start anneal moved as far as a hot one");
         free(hot);
     }
