@@ -874,25 +874,32 @@ static void test_solve(const gr_problem *p, double seconds)
     gr_config from = {.time_limit = 60, .seed = 3, .max_evaluations = 20000, .start = r2};
     CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start roster");
     CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "roster from a start invalid");
-    /* a start's heat: a cool first anneal stays nearer the start than a hot one (on the
-     * problems up to 2 000 cells, with a budget past the fixed-length repair anneal of 100
-     * proposals a cell; where both end at the same roster, it is the start or the one
-     * better roster both found: Instance 7 since decision 0027) */
-    if (cells <= 2000) {
+    /* a start's heat: a cool first anneal stays nearer the start than a hot one, summed
+     * over five seeds, with a budget past the fixed-length repair anneal of 100 proposals a
+     * cell. On problems of 1 000-2 000 cells (Instance 12): on smaller ones (Instances 1 and
+     * 7) the start, a roster of 200 000 evaluations, is at or next to their optima, and the
+     * best roster either run returns is one of a few nearby ones (Instance 7, seeds 3-7: 263
+     * cells moved hot, 420 cool), so distance there says nothing of the heat. A heat that is
+     * ignored gives the same runs and fails this. */
+    if (cells >= 1000 && cells <= 2000) {
         int32_t *hot = malloc(cells * sizeof *hot);
-        from.max_evaluations = 300 * (int64_t)cells;
-        from.start_heat = 0.0; /* a greedy start's heat */
-        CHECK(gr_solve(p, &from, &prog, hot) == GR_OK, "solve from a start, hot");
-        from.start_heat = 3.0; /* the dive's (csolver.DIVE_START_HEAT) */
-        CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start, cool");
         size_t moved_hot = 0, moved_cool = 0;
-        for (size_t c = 0; c < cells; c++) {
-            moved_hot += hot[c] != r2[c];
-            moved_cool += r1[c] != r2[c];
+        from.max_evaluations = 300 * (int64_t)cells;
+        for (uint64_t seed = 3; seed < 8; seed++) {
+            from.seed = seed;
+            from.start_heat = 0.0; /* a greedy start's heat */
+            CHECK(gr_solve(p, &from, &prog, hot) == GR_OK, "solve from a start, hot");
+            from.start_heat = 3.0; /* the dive's (csolver.DIVE_START_HEAT) */
+            CHECK(gr_solve(p, &from, &prog, r1) == GR_OK, "solve from a start, cool");
+            for (size_t c = 0; c < cells; c++) {
+                moved_hot += hot[c] != r2[c];
+                moved_cool += r1[c] != r2[c];
+            }
         }
-        CHECK(moved_cool < moved_hot || memcmp(hot, r1, cells * sizeof *r1) == 0,
+        CHECK(moved_hot == 0 || moved_cool < moved_hot,
               "a cool start anneal moved as far as a hot one");
         free(hot);
+        from.seed = 3;
     }
     from.max_evaluations = 20000;
     const double bad_heat[] = {-1.0, 0.1, 1000.5, NAN};
