@@ -302,9 +302,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
      * effort. On Instance 24 each further greedy start costs 1-2 s and its short anneal ended
      * near 490 k against the first anneal's 250-290 k (decision 0018); on Instance 13 the
      * best roster came at the end of the first anneal in every run, and 96 % against 75 %
-     * gave 1 602 against 1 646 over six seeds (decision 0027). */
-    const double first_share = GR_FIRST_SHARE,
-                 init_share = long_horizon ? GR_LONG_INIT_SHARE : GR_INIT_SHARE,
+     * gave 1 603 against 1 647 over six seeds (decision 0027). */
+    const double init_share = long_horizon ? GR_LONG_INIT_SHARE : GR_INIT_SHARE,
                  child_share = GR_CHILD_SHARE;
     /* A start that is already a good roster (a dive's) anneals cool: from the greedy start's
      * heat the walk leaves it first and may not get back below it (decision 0026). */
@@ -316,7 +315,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
             gr_greedy_start(&st, &rng, &ctx);
             gr_ctx_offer(&ctx, st.roster);
         }
-        double share = n == 0 ? first_share : init_share;
+        double share = n == 0 ? GR_FIRST_SHARE : init_share;
         ls.iterations = (int64_t)(share * planned);
         ls.seconds = timed ? share * remaining : 0.0;
         if (!ctx.stop)

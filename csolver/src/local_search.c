@@ -106,13 +106,14 @@ static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int3
 /* Cover move: a short slot (d, s) taken by an employee whose minutes stay about where they
  * are. On 364 days every employee's minutes window is 720 minutes wide and most rows sit at
  * an edge of it, so a single cell added or dropped breaks it (hard); on Instance 13 the
- * staff's minutes cannot cover the demand. A random fill (an employee drawn at random,
- * decisions 0002-0017) rarely finds the one colleague who could take the slot. Here the taker is
- * drawn among those allowed s on d, preferring one who works an over-covered slot that day
- * (a type change: cover moves from a surplus to the gap) and else one who is off and gives up
- * a shift of the same length on a nearby day, an over-covered one when there is such a day
- * (the shift is relocated: minutes kept). Instance 24 at 20 s: 3 086 short 480-minute slots
- * against 460 over, 4 070 over 600-minute ones against 844 short. */
+ * staff's minutes cannot cover the demand. A random fill (the taker drawn at random, the
+ * short horizons' move until decision 0027) rarely finds the one colleague who could take
+ * the slot. Here the taker is drawn among those allowed s on d, preferring one who works an
+ * over-covered slot that day (a type change: cover moves from a surplus to the gap) and else
+ * one who is off and gives up a shift of the same length on a nearby day, an over-covered
+ * one when there is such a day (the shift is relocated: minutes kept). Instance 24 at 20 s:
+ * 3 086 short 480-minute slots against 460 over, 4 070 over 600-minute ones against 844
+ * short. */
 static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
 {
     const int32_t E = st->E, D = st->D, S = st->S;
