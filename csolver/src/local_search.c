@@ -37,6 +37,8 @@
 #define EJECT_BASE_COST 8
 /* Seconds between offers of the walk's best to the caller's progress */
 #define GR_PUBLISH_SECONDS 1.0
+/* the same with an evaluation budget, counted in proposals (about a second's worth) */
+#define GR_PUBLISH_PROPOSALS ((int64_t)1 << 20)
 /* Chains in a row whose first DP was refused (row too large) before the chains stop */
 #define EJECT_MAX_REFUSED 32
 
@@ -914,9 +916,13 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
             cur = gr_delta_cost(st->total, hw);
             /* the walk's best reaches the caller's progress (and a cancel's roster) while it
              * runs: one anneal is nearly all of a long-horizon solve. Offers change nothing
-             * the walk decides, so a run with an evaluation budget stays reproducible. */
+             * the walk decides, but an offer decides which of two rosters of equal cost the
+             * solve keeps; so with an evaluation budget they come at proposal counts, not on
+             * the clock, or two runs of one budget return different rosters (seen under
+             * valgrind, where the clock is slow). */
             const double now = gr_now();
-            if (now - published >= GR_PUBLISH_SECONDS) {
+            if (ctx->max_evaluations > 0 ? it % GR_PUBLISH_PROPOSALS == 0
+                                         : now - published >= GR_PUBLISH_SECONDS) {
                 gr_ctx_offer(ctx, cur_is_best ? st->roster : best_buf);
                 published = now;
             }
