@@ -35,8 +35,11 @@
 #define GR_DP_WORK_PER_PROPOSAL 128
 /* What drawing a chain's first cell costs, in proposals (the scan for a colleague is O(E)) */
 #define EJECT_BASE_COST 8
-/* Seconds between offers of the walk's best to the caller's progress */
+/* Seconds between offers of the walk's best to the caller's progress (the sanitizer build
+ * sets it tiny, so that its reproducibility check sees many offers) */
+#ifndef GR_PUBLISH_SECONDS
 #define GR_PUBLISH_SECONDS 1.0
+#endif
 /* the same with an evaluation budget, counted in proposals (about a second's worth) */
 #define GR_PUBLISH_PROPOSALS ((int64_t)1 << 20)
 /* Chains in a row whose first DP was refused (row too large) before the chains stop */

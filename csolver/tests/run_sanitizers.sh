@@ -12,8 +12,10 @@ srcs=("$here/test_main.c" "$root"/src/*.c)
 data=("$here"/data/*.bin)
 
 echo "== ASan + UBSan"
+# offers of the walk's best every 10 ms instead of every second: a run under an evaluation
+# budget must return the same roster however often the clock lets the walk publish
 "$cc" "${flags[@]}" -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-    -fno-sanitize-recover=all -o "$out/test_asan" "${srcs[@]}" -lm
+    -fno-sanitize-recover=all -DGR_PUBLISH_SECONDS=0.01 -o "$out/test_asan" "${srcs[@]}" -lm
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$out/test_asan" "${data[@]}"
 

@@ -848,13 +848,18 @@ static void test_solve(const gr_problem *p, double seconds)
           (long long)h, (long long)pen);
     CHECK(atomic_load(&prog.timed_out) == 1, "timed_out not set");
 
-    /* reproducible under an evaluation budget */
+    /* reproducible under an evaluation budget, however the clock paces the walk's offers
+     * (they pick between rosters of equal cost): three reruns, since one pair of runs of a
+     * clock-paced walk came out equal about half the time */
     gr_config det = {.time_limit = 60, .seed = 3, .max_evaluations = 200000};
     memset(&prog, 0, sizeof prog);
     CHECK(gr_solve(p, &det, &prog, r1) == GR_OK, "budget solve 1");
-    memset(&prog, 0, sizeof prog);
-    CHECK(gr_solve(p, &det, &prog, r2) == GR_OK, "budget solve 2");
-    CHECK(memcmp(r1, r2, cells * sizeof *r1) == 0, "same seed and budget, different rosters");
+    for (int rerun = 0; rerun < 3; rerun++) {
+        memset(&prog, 0, sizeof prog);
+        CHECK(gr_solve(p, &det, &prog, r2) == GR_OK, "budget solve %d", rerun + 2);
+        CHECK(memcmp(r1, r2, cells * sizeof *r1) == 0,
+              "same seed and budget, different rosters (rerun %d)", rerun + 1);
+    }
 
     /* a cancel set before the call stops it at once, still with a roster */
     memset(&prog, 0, sizeof prog);
