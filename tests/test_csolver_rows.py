@@ -1,6 +1,7 @@
 """The row DP on long horizons (decision 0013): every row it prices keeps every per-employee
-rule, its bound is a bound, and a half-year instance solves to a feasible roster whose
-progress shows the search's improvements while it runs."""
+rule, its bound is a bound, its quick search spreads a row's work over a year (decision 0028),
+and a half-year instance solves to a feasible roster whose progress shows the search's
+improvements while it runs."""
 
 from __future__ import annotations
 
@@ -59,6 +60,24 @@ def test_every_priced_row_keeps_every_rule(i: int, label_cap: int) -> None:
     costs = row_costs(cost, rows)
     assert (bound <= costs).all()
     assert (bound[hard == 0] == costs[hard == 0]).all()
+
+
+@pytest.mark.parametrize("i", [22, 24])
+def test_the_quick_search_spreads_a_rows_work_over_a_year(i: int) -> None:
+    """Where every shift is wanted alike, the quick search (how a year's start roster is built,
+    row after row) puts a row's work across the whole year: cheapest first alone spent it on
+    the first days, and Instance 24's start then left its last weeks uncovered (decision
+    0028)."""
+    p = instance(i)
+    e, d = _Packed(p).shape
+    cost = np.zeros((e, d, len(p.shift_ids) + 1), dtype=np.int64)
+    cost[:, :, :-1] = -100
+    rows, hard, _ = price(p, cost, 0)
+    assert set(hard.tolist()) <= {0, -2}
+    work = rows >= 0
+    late = work[:, d // 2 :].sum(axis=1) / work.sum(axis=1)
+    # before: some rows worked only in the first half (share 0), the median row 28 % on 24
+    assert late.min() >= 0.35, sorted(late.round(2).tolist())[:10]
 
 
 def test_a_half_year_instance_solves_to_a_feasible_roster() -> None:

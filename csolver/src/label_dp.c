@@ -653,9 +653,14 @@ static inline int extend_rules(const ctx_t *c, int32_t d, int32_t v, int32_t n, 
 
 typedef struct {
     int32_t b, v, n, r, m, w;
+    int32_t off; /* where the day off stands in the day's order when tried first, else -1 */
 } dfs_frame;
 
-static void feasible_dive(ctx_t *c, int64_t budget)
+/* paced: a row ahead of its pace tries each day off first. The pace spreads the row's
+ * maximum minutes over its horizon as its wanted cells (those cheaper than a day off) lie:
+ * cheapest first alone spends a row's minutes on the first wanted days, and rows built one
+ * after another under the cover marginals then leave the end of a long horizon uncovered. */
+static void feasible_dive(ctx_t *c, int64_t budget, int paced)
 {
     gr_dp *dp = c->dp;
     const int32_t D = c->D, V = c->V, nb = c->nb;
@@ -680,6 +685,21 @@ static void feasible_dive(ctx_t *c, int64_t budget)
     }
     /* cn + d * nb: the counts after day d-1 (row 0: none yet) */
     memset(cn, 0, (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
+    /* wanted days before each day, for the pace (row: scratch until the row is complete) */
+    int64_t wanted = 0;
+    if (paced)
+        for (int32_t d = 0; d < D; d++) {
+            row[d] = (int32_t)wanted;
+            const int64_t *cc = c->cell + (size_t)d * V;
+            int w = 0;
+            for (int32_t q = 0; q < c->ncand[d] && !w; q++) {
+                const int32_t v = c->cand[(size_t)d * V + q];
+                w = v < c->S && cc[v] < cc[c->S];
+            }
+            wanted += w;
+        }
+    if (wanted == 0)
+        paced = 0;
     int32_t d = 0;
     f[0].b = 0;
     while (d >= 0 && budget-- > 0) {
@@ -697,12 +717,21 @@ static void feasible_dive(ctx_t *c, int64_t budget)
         const int32_t pv = d > 0 ? f[d - 1].v : 0;
         const int32_t *c0 = cn + (size_t)d * (size_t)nb;
         /* the next untried value of day d, cheapest first */
+        const int32_t *od = ord + (size_t)d * V;
+        if (f[d].b == 0) {
+            f[d].off = -1;
+            if (paced && (int64_t)pm * wanted > (int64_t)c->M * row[d])
+                for (int32_t q = 1; q < c->ncand[d]; q++)
+                    if (od[q] == c->S)
+                        f[d].off = q;
+        }
         int32_t pickb = -1;
         for (;;) {
             int32_t b = f[d].b;
             if (b >= c->ncand[d])
                 break;
-            const int32_t best = ord[(size_t)d * V + b];
+            const int32_t o = f[d].off;
+            const int32_t best = o < 0 ? od[b] : b == 0 ? od[o] : od[b - 1 + (b > o)];
             f[d].b = b + 1;
             step_t x;
             if (!extend_rules(c, d, pv, pn, pr, pm, pw, c0, best, &x))
@@ -1588,9 +1617,11 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
         c.Hm = NULL;
     }
     if (label_cap == 0 && c.ub == LINF)
-        feasible_dive(&c, QUICK_BUDGET);
+        feasible_dive(&c, QUICK_BUDGET, 1);
+    if (label_cap == 0 && c.ub == LINF)
+        feasible_dive(&c, QUICK_BUDGET, 0);
     if (label_cap == 0 && c.ub == LINF && reachable(&c))
-        feasible_dive(&c, QUICK_BUDGET);
+        feasible_dive(&c, QUICK_BUDGET, 0);
     if (label_cap == 0 && c.ub == LINF) {
         /* fail fast: the caller may retry under other costs (greedy_start.c) */
         free(tmp_row);
@@ -1669,7 +1700,7 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
 #endif
         c.capped |= !done;
         if (c.capped && c.ub == LINF)
-            feasible_dive(&c, FEASIBLE_BUDGET);
+            feasible_dive(&c, FEASIBLE_BUDGET, 0);
         status = !c.capped ? GR_ROW_EXACT : c.ub != LINF ? GR_ROW_FEASIBLE : GR_ROW_NONE;
     } else {
         status = GR_ROW_EXACT;
