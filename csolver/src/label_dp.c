@@ -59,7 +59,7 @@
 
 enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
-    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_N
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_WANT, B_N
 };
 _Static_assert(B_N <= GR_DP_SLOTS_LABEL, "gr_dp has too few buffers");
 
@@ -685,11 +685,12 @@ static void feasible_dive(ctx_t *c, int64_t budget, int paced)
     }
     /* cn + d * nb: the counts after day d-1 (row 0: none yet) */
     memset(cn, 0, (size_t)(nb > 0 ? nb : 1) * sizeof *cn);
-    /* wanted days before each day, for the pace (row: scratch until the row is complete) */
+    /* before[d]: the wanted days before day d, for the pace */
+    int32_t *before = paced ? gr_dp_grow(dp, B_WANT, (size_t)D * sizeof *before) : NULL;
     int64_t wanted = 0;
-    if (paced)
+    if (before)
         for (int32_t d = 0; d < D; d++) {
-            row[d] = (int32_t)wanted;
+            before[d] = (int32_t)wanted;
             const int64_t *cc = c->cell + (size_t)d * V;
             int w = 0;
             for (int32_t q = 0; q < c->ncand[d] && !w; q++) {
@@ -699,7 +700,7 @@ static void feasible_dive(ctx_t *c, int64_t budget, int paced)
             wanted += w;
         }
     if (wanted == 0)
-        paced = 0;
+        before = NULL;
     int32_t d = 0;
     f[0].b = 0;
     while (d >= 0 && budget-- > 0) {
@@ -720,8 +721,8 @@ static void feasible_dive(ctx_t *c, int64_t budget, int paced)
         const int32_t *od = ord + (size_t)d * V;
         if (f[d].b == 0) {
             f[d].off = -1;
-            if (paced && (int64_t)pm * wanted > (int64_t)c->M * row[d])
-                for (int32_t q = 1; q < c->ncand[d]; q++)
+            if (before && (int64_t)pm * wanted > (int64_t)c->M * before[d])
+                for (int32_t q = 1; q < c->ncand[d] && f[d].off < 0; q++)
                     if (od[q] == c->S)
                         f[d].off = q;
         }
