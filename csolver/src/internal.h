@@ -298,6 +298,11 @@ typedef struct {
 /* Runs on st; leaves st at the best state seen. */
 void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *lp,
                      int32_t *best_buf);
+/* One split-weekend rebuild of the walk (a split weekend made whole by a swap with a
+ * colleague, both rows re-optimised by windows of `window` days), kept by the annealing rule
+ * at temperature t; returns the change of the weighted cost kept (0: put back). */
+int64_t gr_weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t window,
+                           gr_ctx *ctx, int32_t *saved, int32_t *v1, int32_t *v2);
 
 /* ---- crossover.c ---- */
 void gr_crossover(const gr_problem *p, const int32_t *a, const int32_t *b, int32_t *child,

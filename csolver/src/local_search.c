@@ -612,10 +612,10 @@ static int short_weekend_slot(const gr_state *st, gr_rng *rng, int32_t e, int32_
  * which the DP finds.
  * Instance 5, 25M evaluations, 12 seeds: the roster with one uncovered shift fewer (gap
  * 0.3-0.9 % instead of 8-9 %) came out 7 times instead of 2-3. Accepted by the annealing rule
- * on the whole chain, else both rows are put back. Returns the change of the weighted cost. */
-static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw,
-                               int32_t window, gr_ctx *ctx, int32_t *saved, int32_t *v1,
-                               int32_t *v2)
+ * on the whole chain, else both rows are put back. Returns the change of the weighted cost.
+ * `saved` holds two rows (the old ones, for the put-back), v1 and v2 one row each. */
+int64_t gr_weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, int32_t window,
+                           gr_ctx *ctx, int32_t *saved, int32_t *v1, int32_t *v2)
 {
     const int32_t D = st->D;
     int32_t e, e2, d;
@@ -636,14 +636,17 @@ static int64_t weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw,
          * got back, which only a short weekend elsewhere needs (a whole row can: the row DP
          * moves weekends anywhere). So on a large row its window goes to such a weekend. GA
          * alone, 60 s, seeds 1-3, side by side: Instance 24 84.2 k -> 60.5 k, 22 36.9 k ->
-         * 35.8 k (decision 0024). */
+         * 35.8 k (decision 0024). Its window around d is then rebuilt too: the day it gave
+         * up leaves a rule broken there (a one-day run, a short rest) in most swaps, which the
+         * far window cannot mend, and the move was thrown away for it (Instance 24, 30 s:
+         * 3 369 of 7 384 swaps ended infeasible, 21 of 5 606 with both windows; decision
+         * 0029). */
         int32_t d2 = -1, v = -1;
         if (window > 0 && gr_row_large(st->p, emps[i]) &&
             st->wk_days[(int64_t)emps[i] * st->W + w] == 0 &&
             short_weekend_slot(st, rng, emps[i], w, &d2, &v))
             total += rebuild_row(st, emps[i], window, d2, d2, v, hw, v1);
-        else
-            total += rebuild_row(st, emps[i], window, d, -1, 0, hw, v1);
+        total += rebuild_row(st, emps[i], window, d, -1, 0, hw, v1);
     }
     return keep_or_restore(st, rng, total, t, 2, emps, saved);
 }
@@ -956,7 +959,7 @@ void gr_local_search(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params 
                 cur += ruin_recreate(st, rng, lp->lns_rows, lp->window, t, hw, lns_saved,
                                      lns_emps, v2);
             else if (chain)
-                cur += weekend_rebuild(st, rng, t, hw, lp->window, ctx, lns_saved, v1, v2);
+                cur += gr_weekend_rebuild(st, rng, t, hw, lp->window, ctx, lns_saved, v1, v2);
             else {
                 cur += eject_chain(st, rng, t, hw, lp->window, ej_e, ej_d, ej_v, lns_saved,
                                    lns_emps, v2);

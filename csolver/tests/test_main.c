@@ -832,6 +832,72 @@ static void test_row_window(uint64_t seed, int rounds)
     CHECK(checked > rounds / 3, "only %d windows compared (%d without values)", checked, none);
 }
 
+/* A split weekend whose swap breaks the freed row's rules next to it: e0 works Fri-Sat of the
+ * first weekend, e1 Sun-Mon, each covering one of its days. Whichever of them the swap frees keeps a one-day run (the rule
+ * asks for two) next to the day it gave up, and a weekend elsewhere is short on both days.
+ * The move must mend the run and spend the freed weekend there; before decision 0029 it
+ * rebuilt only the far window, ended infeasible and was put back every time. */
+static void test_weekend_rebuild(uint64_t seed)
+{
+    owned o = {0};
+    const int32_t E = 2, D = 168, S = 2, W = D / 7, FAR = 10; /* FAR: the short weekend */
+    arrays a = new_problem(&o, E, D, S, W, 0, 0);
+    a.length[0] = 480; /* two lengths, gcd 60: a row too large for the whole-row search */
+    a.length[1] = 420;
+    for (int32_t e = 0; e < E; e++) {
+        a.ms[e * S + 0] = a.ms[e * S + 1] = D;
+        a.maxm[e] = D * 480;
+        a.maxc[e] = 6;
+        a.minc[e] = 2;
+        a.mino[e] = 1;
+        a.maxw[e] = 1;
+    }
+    for (int32_t d = 0; d < D; d++)
+        a.wk[d] = d % 7 >= 5 ? d / 7 : -1;
+    a.doff[0 * D + 7] = a.doff[1 * D + 4] = 1; /* no mask of the swap mends the run */
+    for (int32_t k = 0; k < D * S; k++)
+        a.und[k] = 100;
+    a.req[5 * S] = a.req[6 * S] = 1; /* covered by the two halves */
+    a.req[(FAR * 7 + 5) * S] = a.req[(FAR * 7 + 6) * S] = 1;
+    const gr_problem *p = &o.p;
+    CHECK(gr_row_large(p, 0), "the row should be one for windows");
+    int32_t *r = calloc((size_t)E * D, sizeof *r), *saved = malloc(2 * (size_t)D * sizeof *saved);
+    int32_t *v1 = malloc((size_t)D * sizeof *v1), *v2 = malloc((size_t)D * sizeof *v2);
+    for (int32_t i = 0; i < E * D; i++)
+        r[i] = -1;
+    r[0 * D + 4] = r[0 * D + 5] = 0;
+    r[1 * D + 6] = r[1 * D + 7] = 0;
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_state_load(&st, r);
+    CHECK(st.total.hard == 0 && st.total.minutes == 0 && st.total.pen == 200,
+          "start: hard %lld, pen %lld", (long long)st.total.hard, (long long)st.total.pen);
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    gr_ctx ctx = {0};
+    int64_t kept = 0;
+    /* a draw finds the split weekend about once in 24 */
+    for (int tries = 0; tries < 20000 && kept == 0; tries++)
+        kept = gr_weekend_rebuild(&st, &rng, 1.0, 100000, 7, &ctx, saved, v1, v2);
+    CHECK(kept < 0, "no rebuild kept (change %lld)", (long long)kept);
+    CHECK(st.total.hard == 0 && st.total.minutes == 0, "ended with hard %lld, minutes %lld",
+          (long long)st.total.hard, (long long)st.total.minutes);
+    CHECK(st.total.pen == 0, "the short weekend still costs %lld", (long long)st.total.pen);
+    int32_t whole = 0;
+    for (int32_t e = 0; e < E; e++)
+        whole += st.roster[e * D + 5] >= 0 && st.roster[e * D + 6] >= 0;
+    CHECK(whole == 1, "the first weekend is not worked whole by one of them");
+    int64_t h, pen;
+    CHECK(gr_score(p, st.roster, &h, &pen) == GR_OK && h == 0 && pen == 0,
+          "scored afresh: hard %lld, pen %lld", (long long)h, (long long)pen);
+    gr_state_free(&st);
+    free(r);
+    free(saved);
+    free(v1);
+    free(v2);
+    release(&o);
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -1031,6 +1097,8 @@ int main(int argc, char **argv)
     test_price_rows_exact(12);
     test_label_random(13, 400);
     test_row_window(14, 400);
+    test_weekend_rebuild(15);
+    test_weekend_rebuild(16);
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);
