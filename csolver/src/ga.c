@@ -82,9 +82,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
  * (40 times the short horizons' rate: on Instance 24, where weekends are the scarce resource,
  * GA alone 60 s, seeds 1-3: 101 k at 5 000, 92.6 k at 1 000, 86.5 k at 250, 87.0 k at 125,
  * decision 0023; once the freed row spends its weekend elsewhere, 59.1 k at 250, 56.4-57.3 k
- * at 125, 57.5 k at 60, Instance 22 level, decision 0024) */
+ * at 125, 57.5 k at 60, Instance 22 level, decision 0024; once the freed row also mends the
+ * day it gave up, more of the rebuilds are kept and more pay: service path, 60 s, seeds 1-3,
+ * side by side, 24: 56.5 k at 125, 55.0 k at 60, 55.4 k at 30; 22: 37.6 k at 125, 37.0 k at
+ * 60; 20: 5 162 at 125, 5 192 at 60, decision 0029) */
 #ifndef GR_LONG_CHAIN_PERIOD
-#define GR_LONG_CHAIN_PERIOD 125
+#define GR_LONG_CHAIN_PERIOD 60
 #endif
 #ifndef GR_LONG_INIT_SHARE
 #define GR_LONG_INIT_SHARE 0.01
