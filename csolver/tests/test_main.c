@@ -129,6 +129,18 @@ static arrays new_problem(owned *o, int32_t E, int32_t D, int32_t S, int32_t W, 
     return a;
 }
 
+/* Every employee's run and weekend limits alike. */
+static void same_runs(const arrays *a, int32_t E, int32_t maxc, int32_t minc, int32_t mino,
+                      int32_t maxw)
+{
+    for (int32_t e = 0; e < E; e++) {
+        a->maxc[e] = maxc;
+        a->minc[e] = minc;
+        a->mino[e] = mino;
+        a->maxw[e] = maxw;
+    }
+}
+
 static void builtin(owned *o)
 {
     const int32_t E = 5, D = 14, S = 2;
@@ -141,11 +153,8 @@ static void builtin(owned *o)
         a.ms[e * S + 1] = e == 0 ? 0 : 3;
         a.minm[e] = 2400;
         a.maxm[e] = 4800;
-        a.maxc[e] = 5;
-        a.minc[e] = 2;
-        a.mino[e] = 2;
-        a.maxw[e] = 1;
     }
+    same_runs(&a, E, 5, 2, 2, 1);
     for (int32_t d = 0; d < D; d++)
         a.wk[d] = d % 7 >= 5 ? d / 7 : -1;
     a.doff[0 * D + 3] = a.doff[2 * D + 9] = 1;
@@ -847,11 +856,8 @@ static void test_weekend_rebuild(uint64_t seed)
     for (int32_t e = 0; e < E; e++) {
         a.ms[e * S + 0] = a.ms[e * S + 1] = D;
         a.maxm[e] = D * 480;
-        a.maxc[e] = 6;
-        a.minc[e] = 2;
-        a.mino[e] = 1;
-        a.maxw[e] = 1;
     }
+    same_runs(&a, E, 6, 2, 1, 1);
     for (int32_t d = 0; d < D; d++)
         a.wk[d] = d % 7 >= 5 ? d / 7 : -1;
     a.doff[0 * D + 7] = a.doff[1 * D + 4] = 1; /* no mask of the swap mends the run */
