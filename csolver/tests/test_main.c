@@ -842,10 +842,11 @@ static void test_row_window(uint64_t seed, int rounds)
 }
 
 /* A split weekend whose swap breaks the freed row's rules next to it: e0 works Fri-Sat of the
- * first weekend, e1 Sun-Mon, each covering one of its days. Whichever of them the swap frees keeps a one-day run (the rule
- * asks for two) next to the day it gave up, and a weekend elsewhere is short on both days.
- * The move must mend the run and spend the freed weekend there; before decision 0029 it
- * rebuilt only the far window, ended infeasible and was put back every time. */
+ * first weekend, e1 Sun-Mon, each covering one of its days. Whichever of them the swap frees
+ * keeps a one-day run (the rule asks for two) next to the day it gave up, and a weekend
+ * elsewhere is short on both days. The move must mend the run and spend the freed weekend
+ * there; before decision 0029 it rebuilt only the far window, ended infeasible and was put
+ * back every time. */
 static void test_weekend_rebuild(uint64_t seed)
 {
     owned o = {0};
@@ -866,7 +867,7 @@ static void test_weekend_rebuild(uint64_t seed)
     a.req[5 * S] = a.req[6 * S] = 1; /* covered by the two halves */
     a.req[(FAR * 7 + 5) * S] = a.req[(FAR * 7 + 6) * S] = 1;
     const gr_problem *p = &o.p;
-    CHECK(gr_row_large(p, 0), "the row should be one for windows");
+    CHECK(gr_row_large(p, 0), "the rows must be too large for the whole-row search");
     int32_t *r = calloc((size_t)E * D, sizeof *r), *saved = malloc(2 * (size_t)D * sizeof *saved);
     int32_t *v1 = malloc((size_t)D * sizeof *v1), *v2 = malloc((size_t)D * sizeof *v2);
     for (int32_t i = 0; i < E * D; i++)
