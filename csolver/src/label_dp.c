@@ -54,12 +54,12 @@
 #define SUBGRADIENT_ITERATIONS 24
 #endif
 #ifndef BEAM
-#define BEAM 128 /* labels kept per day by the incumbent's beam search, one per state */
+#define BEAM 128 /* labels kept per day by the incumbent's beam search: the best bounds */
 #endif
 
 enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
-    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_WANT, B_N
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_WANT, B_HGRP, B_HADD, B_NF, B_N
 };
 _Static_assert(B_N <= GR_DP_SLOTS_LABEL, "gr_dp has too few buffers");
 
@@ -78,7 +78,6 @@ typedef struct {
 } label;
 
 typedef struct {
-    uint64_t key;
     double pri;
     int32_t idx;
 } sortkey;
@@ -103,16 +102,6 @@ void gr_dp_free(gr_dp *dp)
     for (int i = 0; i < GR_DP_BUFS; i++)
         free(dp->buf[i]);
     memset(dp, 0, sizeof *dp);
-}
-
-static int sortkey_cmp(const void *x, const void *y)
-{
-    const sortkey *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->pri != b->pri)
-        return a->pri < b->pri ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* Everything one call shares between its steps. */
@@ -143,9 +132,16 @@ typedef struct {
     int32_t *pick;        /* [D * NC] the type the relaxed cost picked */
     double *lam, *blam;   /* [nb + 3]: counted types, then minutes over, minutes under, weekends */
     double bconst;        /* the constant of the best multipliers */
-    double *Hm;           /* [D * NC * R * (M + 1) * W1] or NULL: cost-to-go with the minutes
+    double *Hm;           /* [D * NG * R * (M + 1) * W1] or NULL: cost-to-go with the minutes
                              (and, when W1 > 1, the weekends worked) exact */
     int32_t W1;
+    int32_t NG;           /* groups of nodes with the same successors, which share their
+                             cost-to-go: the minutes table is computed and kept once a group */
+    int32_t *hgrp;        /* [4 * NC] each node's group; scratch of minutes_bound; the first
+                             node of each node's group */
+    int32_t *gfirst;
+    uint8_t *nf;          /* [NC * NC] node n2 may not follow node n (rotation) */
+    double *hadd;         /* [NC] scratch of minutes_bound */
     int32_t *fw;          /* [2 * D] scratch of minutes_bound */
     double mconst;        /* its constant (the prices of the counts and weekends) */
     int64_t ub;           /* the incumbent's cost, LINF = none */
@@ -158,6 +154,14 @@ typedef struct {
 static inline size_t sidx(const ctx_t *c, int32_t d, int32_t n, int32_t r)
 {
     return ((size_t)d * (size_t)c->NC + (size_t)n) * (size_t)c->R + (size_t)(r - 1);
+}
+
+/* Where the minutes table keeps state (d, n, r): a state's cost-to-go depends on its node
+ * only through the node's successors (the rotation rules), so nodes that forbid the same
+ * successors share one entry (Instance 24's rows: 13 classes, 7 groups). */
+static inline size_t hidx(const ctx_t *c, int32_t d, int32_t n, int32_t r)
+{
+    return ((size_t)d * (size_t)c->NG + (size_t)c->hgrp[n]) * (size_t)c->R + (size_t)(r - 1);
 }
 
 /* Run length after moving from a day with status `work` and run r to day `dn` with status
@@ -181,7 +185,7 @@ static inline int32_t step_run(const ctx_t *c, int work, int work2, int32_t r, i
 
 static inline int node_forbidden(const ctx_t *c, int32_t n, int32_t n2)
 {
-    return n > 0 && n2 > 0 && c->p->forbidden[(int64_t)c->nrep[n] * c->S + c->nrep[n2]];
+    return c->nf[(size_t)n * (size_t)c->NC + (size_t)n2];
 }
 
 /* The minute units worked [*lo, *hi] from which a row in state j can still keep the minutes
@@ -219,7 +223,14 @@ static void structural(ctx_t *c)
             c->minu[sidx(c, D - 1, n, r)] = 0;
         }
     for (int32_t d = D - 2; d >= 0; d--)
-        for (int32_t n = 0; n < NC; n++)
+        for (int32_t n = 0; n < NC; n++) {
+            if (c->gfirst[n] != n) { /* the same successors: the same values */
+                memcpy(&c->maxu[sidx(c, d, n, 1)], &c->maxu[sidx(c, d, c->gfirst[n], 1)],
+                       (size_t)R * sizeof *c->maxu);
+                memcpy(&c->minu[sidx(c, d, n, 1)], &c->minu[sidx(c, d, c->gfirst[n], 1)],
+                       (size_t)R * sizeof *c->minu);
+                continue;
+            }
             for (int32_t r = 1; r <= R; r++) {
                 int32_t hi = -1, lo = INT32_MAX;
                 for (int32_t n2 = 0; n2 < NC; n2++) {
@@ -240,6 +251,7 @@ static void structural(ctx_t *c)
                 c->maxu[sidx(c, d, n, r)] = hi;
                 c->minu[sidx(c, d, n, r)] = hi < 0 ? 0 : lo;
             }
+        }
     c->dp->work += (int64_t)D * NC * R * NC;
 }
 
@@ -303,7 +315,11 @@ static int reachable(ctx_t *c)
             RB(D - 1, k, r)[0] = 1;
     const uint64_t last_mask = (c->M + 1) % 64 ? ((uint64_t)1 << ((c->M + 1) % 64)) - 1 : ~(uint64_t)0;
     for (int32_t d = D - 2; d >= 0; d--)
-        for (int32_t k = 0; k < NC; k++)
+        for (int32_t k = 0; k < NC; k++) {
+            if (c->gfirst[k] != k) {
+                memcpy(RB(d, k, 1), RB(d, c->gfirst[k], 1), (size_t)R * RW * sizeof *b);
+                continue;
+            }
             for (int32_t r = 1; r <= R; r++) {
                 uint64_t *dst = RB(d, k, r);
                 for (int32_t k2 = 0; k2 < NC; k2++) {
@@ -324,6 +340,7 @@ static int reachable(ctx_t *c)
                 }
                 dst[RW - 1] &= last_mask;
             }
+        }
 #undef RB
     c->dp->work += (int64_t)D * NC * R * NC * RW;
     c->reach = b;
@@ -412,6 +429,11 @@ static double relaxed(ctx_t *c, const double *lam, int32_t *row, double *cst)
     for (int32_t d = D - 2; d >= 0; d--) {
         const double *nx = c->nc + (size_t)(d + 1) * NC;
         for (int32_t n = 0; n < NC; n++) {
+            if (c->gfirst[n] != n) {
+                memcpy(&H[sidx(c, d, n, 1)], &H[sidx(c, d, c->gfirst[n], 1)],
+                       (size_t)R * sizeof *H);
+                continue;
+            }
             const double wk = new_weekend(c, d + 1, n > 0) ? per_wk : 0.0;
             for (int32_t r = 1; r <= R; r++) {
                 double best = INFINITY;
@@ -819,7 +841,10 @@ static double minutes_bound(ctx_t *c)
         fw_hi[d] = hi;
     }
     /* HM(d, n, r, m) points at the W1 entries of weekends worked 0..W1-1 */
-#define HM(d, n, r, m) Hm[(sidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1]
+#define HM(d, n, r, m) Hm[(hidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1]
+    int32_t *done = c->hgrp + NC, *tn = c->hgrp + 2 * NC; /* the day's groups computed; the
+                                                              successors of one */
+    double *tadd = c->hadd;
     for (int32_t n = 0; n < NC; n++)
         for (int32_t r = 1; r <= R; r++)
             for (int32_t m = 0; m < M1; m++)
@@ -827,11 +852,30 @@ static double minutes_bound(ctx_t *c)
                     (&HM(D - 1, n, r, m))[w] = m >= c->m_lo ? 0.0 : INFINITY;
     for (int32_t d = D - 2; d >= 0; d--) {
         const double *nd = c->nc + (size_t)d * NC, *nx = nd + NC;
+        for (int32_t g = 0; g < c->NG; g++)
+            done[g] = 0;
         for (int32_t n = 0; n < NC; n++) {
-            if (nd[n] == INFINITY)
+            if (nd[n] == INFINITY || done[c->hgrp[n]])
                 continue;
+            done[c->hgrp[n]] = 1;
             const int nw = new_weekend(c, d + 1, n > 0);
             const double wk = nw ? per_wk : 0.0;
+            /* the successors, one per group and length: those read the same table at the
+             * same offset, so only the cheapest of them can give the minimum */
+            int32_t nt = 0;
+            for (int32_t n2 = 0; n2 < NC; n2++) {
+                if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
+                    continue;
+                int32_t t = 0;
+                while (t < nt && (c->hgrp[tn[t]] != c->hgrp[n2] || c->nlen[tn[t]] != c->nlen[n2]))
+                    t++;
+                if (t == nt) {
+                    tn[nt] = n2;
+                    tadd[nt++] = nx[n2];
+                } else if (nx[n2] < tadd[t]) {
+                    tadd[t] = nx[n2];
+                }
+            }
             for (int32_t r = 1; r <= R; r++) {
                 int32_t m_from, m_to;
                 live_minutes(c, sidx(c, d, n, r), &m_from, &m_to);
@@ -842,15 +886,14 @@ static double minutes_bound(ctx_t *c)
                 double *dst = &HM(d, n, r, 0);
                 for (size_t q = (size_t)m_from * W1; q < ((size_t)m_to + 1) * W1; q++)
                     dst[q] = INFINITY;
-                for (int32_t n2 = 0; n2 < NC; n2++) {
-                    if (nx[n2] == INFINITY || node_forbidden(c, n, n2))
-                        continue;
+                for (int32_t t = 0; t < nt; t++) {
+                    const int32_t n2 = tn[t];
                     int32_t r2 = step_run(c, n > 0, n2 > 0, r, d + 1);
                     if (!r2)
                         continue;
                     const int32_t du = n2 > 0 ? c->nlen[n2] : 0;
                     const int32_t dw = W1 > 1 && n2 > 0 && nw;
-                    const double add = nx[n2] + (n2 > 0 ? wk : 0.0);
+                    const double add = tadd[t] + (n2 > 0 ? wk : 0.0);
                     /* the minutes whose step lands on a live state of the next day */
                     int32_t lo, hi;
                     live_minutes(c, sidx(c, d + 1, n2, r2), &lo, &hi);
@@ -903,7 +946,7 @@ static int minutes_walk(const ctx_t *c, int32_t *row)
     const double per_wk = W1 > 1 ? 0.0 : c->blam[nb + 2];
     const double *Hm = c->Hm;
 #define HMW(d, n, r, m, w)                                                                         \
-    Hm[(sidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1 + (size_t)(w)]
+    Hm[(hidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1 + (size_t)(w)]
     int32_t n = -1, r = 1, m = 0, w = 0;
     double best = INFINITY;
     for (int32_t k = 0; k < NC; k++) {
@@ -963,17 +1006,17 @@ static int minutes_walk(const ctx_t *c, int32_t *row)
 
 /* The bound of a label: its cost, its priced resources and the cost-to-go of its state. */
 static inline double label_bound(const ctx_t *c, int64_t cost, int32_t m2, int32_t w2, size_t j,
-                                 const int32_t *c0, int32_t t)
+                                 size_t hj, const int32_t *c0, int32_t t)
 {
     const int32_t nb = c->nb;
     const double *lam = c->blam;
     double lb;
     if (c->Hm && c->W1 > 1)
-        lb = (double)cost + c->Hm[(j * (size_t)(c->M + 1) + (size_t)m2) * (size_t)c->W1 +
+        lb = (double)cost + c->Hm[(hj * (size_t)(c->M + 1) + (size_t)m2) * (size_t)c->W1 +
                                   (size_t)w2] +
              c->mconst;
     else if (c->Hm)
-        lb = (double)cost + lam[nb + 2] * w2 + c->Hm[j * (size_t)(c->M + 1) + (size_t)m2] +
+        lb = (double)cost + lam[nb + 2] * w2 + c->Hm[hj * (size_t)(c->M + 1) + (size_t)m2] +
              c->mconst;
     else
         lb = (double)cost + (lam[nb] - lam[nb + 1]) * m2 + lam[nb + 2] * w2 + c->Hbest[j] +
@@ -991,17 +1034,64 @@ static inline int extend(const ctx_t *c, int32_t d, const label *L0, const int32
     if (!extend_rules(c, d, L0->v, L0->n, L0->r, L0->m, L0->w, c0, v2, x))
         return 0;
     x->cost = L0->cost + c->cell[(size_t)d * c->V + v2];
-    x->lb = label_bound(c, x->cost, x->m2, x->w2, x->j, c0, x->t);
+    x->lb = label_bound(c, x->cost, x->m2, x->w2, x->j, c->Hm ? hidx(c, d, x->n2, x->r2) : 0, c0,
+                        x->t);
     return x->lb <= cut;
 }
 
-/* Forward labelling. beam > 0: keep at most that many labels per (state, minutes), best
- * bound first (a heuristic for an incumbent); beam = 0: exact, with dominance. Offers its
- * best complete row; returns 0 when it stopped at the cap (or ran out of memory). */
+/* Is a ahead of b: the lower bound, then the lower index? */
+static inline int sk_ahead(const sortkey *a, const sortkey *b)
+{
+    return a->pri < b->pri || (a->pri == b->pri && a->idx < b->idx);
+}
+
+static inline void sk_sift(sortkey *h, size_t n, size_t i) /* max-heap: the one last ahead on top */
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && sk_ahead(&h[m], &h[l]))
+            m = l;
+        if (l + 1 < n && sk_ahead(&h[m], &h[l + 1]))
+            m = l + 1;
+        if (m == i)
+            return;
+        const sortkey t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* The first k of sk[0..n) in sk_ahead order moved to sk[0..k), in that order; returns k (n
+ * when fewer). A heap of k: each day of the beam keeps 128 of ~1 000 labels, and sorting
+ * them all with qsort took a third of Instance 22's walk. */
+static size_t best_of(sortkey *sk, size_t n, size_t k)
+{
+    if (k > n)
+        k = n;
+    for (size_t i = k / 2; i-- > 0;)
+        sk_sift(sk, k, i);
+    for (size_t i = k; i < n; i++)
+        if (k > 0 && sk_ahead(&sk[i], &sk[0])) {
+            sk[0] = sk[i];
+            sk_sift(sk, k, 0);
+        }
+    for (size_t m = k; m > 1; m--) { /* heapsort: the last ahead goes to the end */
+        const sortkey t = sk[0];
+        sk[0] = sk[m - 1];
+        sk[m - 1] = t;
+        sk_sift(sk, m - 1, 0);
+    }
+    return k;
+}
+
+/* Forward labelling with a beam: the `beam` labels of best bound are kept day by day (a
+ * heuristic for an incumbent; the exact search is best_first). Offers its best complete row;
+ * returns 0 when it stopped at the cap (or ran out of memory). */
 static int labelling(ctx_t *c, int32_t beam)
 {
     gr_dp *dp = c->dp;
-    const int32_t D = c->D, V = c->V, nb = c->nb, R = c->R, M = c->M;
+    const int32_t D = c->D, V = c->V, nb = c->nb;
     const double cut = c->ub == LINF ? INFINITY : (double)c->ub - 1.0 + c->eps;
     const size_t cb = (size_t)(nb > 0 ? nb : 1) * sizeof(int32_t);
     size_t cap = 4096, n_lab = 0;
@@ -1068,80 +1158,26 @@ static int labelling(ctx_t *c, int32_t beam)
 #endif
             return 1; /* every label died: nothing beats the incumbent */
         }
-        /* dominance (exact) or the beam, among labels with the same state and minutes */
+        /* the `beam` best bounds of the day */
         const size_t nn = n_lab - first;
         sortkey *sk = gr_dp_grow(dp, B_SORT, nn * sizeof *sk);
-        label *tl = gr_dp_grow(dp, B_TMPLAB, nn * sizeof *tl);
-        int32_t *tc = gr_dp_grow(dp, B_TMPCNT, nn * cb);
-        int32_t *kept = gr_dp_grow(dp, B_KEPT, nn * sizeof *kept);
-        if (!sk || !tl || !tc || !kept)
+        label *tl = gr_dp_grow(dp, B_TMPLAB, (size_t)beam * sizeof *tl);
+        int32_t *tc = gr_dp_grow(dp, B_TMPCNT, (size_t)beam * cb);
+        if (!sk || !tl || !tc)
             return 0;
         for (size_t i = 0; i < nn; i++) {
-            const label *L = &lab[first + i];
-            const int32_t *cn = cnt + (first + i) * (size_t)nb;
-            sk[i].key = ((uint64_t)(L->n * R + L->r - 1)) * (uint64_t)(M + 1) + (uint64_t)L->m;
-            (void)cn;
-            sk[i].pri = beam > 0 ? L->lb : (double)L->cost;
+            sk[i].pri = lab[first + i].lb;
             sk[i].idx = (int32_t)(first + i);
         }
-        qsort(sk, nn, sizeof *sk, sortkey_cmp);
-        if (beam > 0) {
-            /* the best-bound label of each state, then the best `beam` of those */
-            size_t nl = 0;
-            for (size_t i = 0; i < nn; i++)
-                if (i == 0 || sk[i].key != sk[i - 1].key) {
-                    sk[nl] = sk[i];
-                    sk[nl].key = 0;
-                    nl++;
-                }
-            qsort(sk, nl, sizeof *sk, sortkey_cmp);
-            if (nl > (size_t)beam)
-                nl = (size_t)beam;
-            for (size_t i = 0; i < nl; i++) {
-                tl[i] = lab[sk[i].idx];
-                memcpy(tc + i * (size_t)nb, cnt + (size_t)sk[i].idx * (size_t)nb,
-                       (size_t)nb * sizeof *cnt);
-            }
-            memcpy(lab + first, tl, nl * sizeof *lab);
-            memcpy(cnt + first * (size_t)nb, tc, nl * cb);
-            n_lab = first + nl;
-            start = first;
-            end = n_lab;
-            continue;
+        const size_t nl = best_of(sk, nn, (size_t)beam);
+        for (size_t i = 0; i < nl; i++) {
+            tl[i] = lab[sk[i].idx];
+            memcpy(tc + i * (size_t)nb, cnt + (size_t)sk[i].idx * (size_t)nb,
+                   (size_t)nb * sizeof *cnt);
         }
-        size_t out = 0;
-        for (size_t g0 = 0; g0 < nn;) {
-            size_t g1 = g0;
-            while (g1 < nn && sk[g1].key == sk[g0].key)
-                g1++;
-            size_t nk = 0;
-            for (size_t i = g0; i < g1; i++) {
-                const label *L = &lab[sk[i].idx];
-                const int32_t *cn = cnt + (size_t)sk[i].idx * (size_t)nb;
-                int dominated = 0;
-                for (size_t q = 0; q < nk && !dominated; q++) {
-                    const label *K = &tl[kept[q]];
-                    const int32_t *kc = tc + (size_t)kept[q] * (size_t)nb;
-                    if (K->cost > L->cost || K->w > L->w)
-                        continue;
-                    int32_t k = 0;
-                    while (k < nb && kc[k] <= cn[k])
-                        k++;
-                    dominated = k == nb;
-                }
-                if (dominated)
-                    continue;
-                tl[out] = *L;
-                memcpy(tc + out * (size_t)nb, cn, (size_t)nb * sizeof *cn);
-                kept[nk++] = (int32_t)out;
-                out++;
-            }
-            dp->work += (int64_t)(g1 - g0) * (int64_t)(nk + 1);
-            g0 = g1;
-        }
-        memcpy(lab + first, tl, out * sizeof *lab);
-        memcpy(cnt + first * (size_t)nb, tc, out * cb);
-        n_lab = first + out;
+        memcpy(lab + first, tl, nl * sizeof *lab);
+        memcpy(cnt + first * (size_t)nb, tc, nl * cb);
+        n_lab = first + nl;
         start = first;
         end = n_lab;
     }
@@ -1481,6 +1517,29 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     c.allow = allow;
     if ((size_t)D * (size_t)NC * (size_t)c.R > STATE_CAP)
         return GR_ROW_NONE;
+    c.hgrp = gr_dp_grow(dp, B_HGRP, 4 * (size_t)NC * sizeof *c.hgrp);
+    c.hadd = gr_dp_grow(dp, B_HADD, (size_t)NC * sizeof *c.hadd);
+    c.nf = gr_dp_grow(dp, B_NF, (size_t)NC * (size_t)NC);
+    if (!c.hgrp || !c.hadd || !c.nf)
+        return GR_ROW_NONE;
+    for (int32_t n = 0; n < NC; n++)
+        for (int32_t n2 = 0; n2 < NC; n2++)
+            c.nf[(size_t)n * NC + n2] =
+                n > 0 && n2 > 0 && p->forbidden[(int64_t)nrep[n] * S + nrep[n2]];
+    c.gfirst = c.hgrp + 3 * NC;
+    c.hgrp[0] = c.gfirst[0] = 0;
+    c.NG = 1;
+    for (int32_t n = 1; n < NC; n++) {
+        c.hgrp[n] = -1;
+        c.gfirst[n] = n;
+        for (int32_t u = 1; u < n && c.hgrp[n] < 0; u++)
+            if (!memcmp(c.nf + (size_t)n * NC, c.nf + (size_t)u * NC, (size_t)NC)) {
+                c.hgrp[n] = c.hgrp[u];
+                c.gfirst[n] = c.gfirst[u];
+            }
+        if (c.hgrp[n] < 0)
+            c.hgrp[n] = c.NG++;
+    }
     /* allowed values, and the days each type could be worked: a type whose maximum is at
      * least that (or than the minutes ceiling allows) need not be counted */
     double maxabs = 0.0;
@@ -1584,7 +1643,8 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     const size_t with_m = hn * (size_t)(c.M + 1);
     c.W1 = c.track_w && with_m * (size_t)(c.maxw + 1) <= MINUTES_CAP ? c.maxw + 1 : 1;
     double *hm = with_m * (size_t)c.W1 <= MINUTES_CAP
-                     ? gr_dp_grow(dp, B_HM, with_m * (size_t)c.W1 * sizeof *c.Hm)
+                     ? gr_dp_grow(dp, B_HM, (size_t)D * (size_t)c.NG * (size_t)c.R *
+                                                (size_t)(c.M + 1) * (size_t)c.W1 * sizeof *c.Hm)
                      : NULL;
     c.fw = hm ? gr_dp_grow(dp, B_FW, 2 * (size_t)D * sizeof *c.fw) : NULL;
     if (!c.fw)
