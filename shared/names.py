@@ -114,6 +114,11 @@ class Names:
     def terminal(self, job_id: str) -> str:
         return colocated(self.events, ":terminal:" + job_id)
 
+    def result(self, job_id: str, token: str) -> str:
+        """A large result on its way to its event (shared/solving/report.py): in the events
+        stream's slot, so that the notifier's script moves it into the event."""
+        return colocated(self.events, ":result:" + job_id + ":" + token)
+
     def replayed(self, dead_letter_id: str) -> str:
         """Mark of a replay whose terminal guard was cleared (shared/jobs/dead_letters.py)."""
         return colocated(self.events, ":replayed:" + dead_letter_id)

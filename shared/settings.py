@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     # memory is bounded by what is done with leaving at once (shared/streaming/retention.py).
     dead_max_age_seconds: int = Field(default=30 * 24 * 3600, ge=1)
     trim_interval_seconds: float = Field(default=1.0, gt=0)
+    # A solved job's result of at least this many bytes goes from the solve to its public
+    # event under a key of its own, not inside the outcome: a 12 MB roster is then written
+    # once and copied by Redis, not escaped, sent, read and parsed again by the notifier
+    # (docs/services.md, "Memory").
+    result_key_min_bytes: int = Field(default=256 * 1024, ge=1)
     job_ttl_seconds: int = Field(default=7 * 24 * 3600, ge=1)
     idempotency_ttl_seconds: int = Field(default=24 * 3600, ge=1)
     cancel_ttl_seconds: int = Field(default=24 * 3600, ge=1)

@@ -36,6 +36,7 @@ from shared.cli.devrunner import (
     service_env,
 )
 from shared.names import READ_ORDER, Names
+from shared.roster.model import SolveResult
 from shared.settings import Settings
 from tests.conftest import FAST_ENV, request_json
 
@@ -401,6 +402,9 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
     # The bridge follows BullMQ's default prefix, which the ACL file grants.
     env = {**FAST_ENV, "SHIFTSTREAM_PREFIX": acl_server.prefix, "BULLMQ_QUEUES": "workforce-solver"}
     env["TRIM_INTERVAL_SECONDS"] = "0.3"  # each service trims its inputs under its own user
+    # The solved roster goes to its event under a key (the path of large results), which the
+    # solver writes and the notifier's script moves under their own users.
+    env["RESULT_KEY_MIN_BYTES"] = "1"
     supervisors = [
         Supervisor(
             service_env(acl_server.url(s), env),
@@ -441,6 +445,8 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
         for event in seen:
             jsonschema.validate(event, schema)
         assert terminal["type"] == "solver.completed", (terminal, logs(tmp_path))
+        assert len(SolveResult.model_validate_json(terminal["result"]).assignments) == 8
+        assert admin.keys(n.result("*", "*")) == []
         assert seen[0]["type"] == "solver.accepted"
         # This job's entries leave every hop's input.
         mark = job_id.encode()

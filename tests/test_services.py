@@ -190,6 +190,49 @@ def test_cancel_of_a_running_job_keeps_its_best_roster(stack: Stack) -> None:
 # --------------------------------------------------------------------------- delivery
 
 
+def test_a_large_result_goes_to_its_event_once_and_a_lost_one_is_answered(
+    make_stack: StackFactory,
+) -> None:
+    # Every result counts as large here; the notifier starts only once both are waiting, so
+    # one of the keys can be lost first, as an operator's DEL or an expired TTL would.
+    env = {"RESULT_KEY_MIN_BYTES": "1"}
+    solving = make_stack(env=env, scale={"notifier": 0})
+    payload = request_json(time_limit=0.5)
+    kept, lost = solving.submit(payload), solving.submit(payload)
+    n = solving.names
+
+    def completed() -> dict[str, dict[str, Any]]:
+        return {r["job_id"]: r for r in solving.records(n.outcomes) if r["kind"] == "completed"}
+
+    solving.wait_for(lambda: len(completed()) == 2, timeout=60, what="both solved")
+    outcome = completed()
+    # The outcome names the key; the roster itself is written once, under it.
+    assert {outcome[j]["result"] for j in (kept, lost)} == {None}
+    keys = [outcome[j]["result_key"] for j in (kept, lost)]
+    assert all(k.startswith(n.result(j, "")) for k, j in zip(keys, (kept, lost), strict=True))
+    assert solving.redis.exists(*keys) == 2
+    solving.redis.delete(keys[1])
+
+    make_stack(
+        env={**env, "SHIFTSTREAM_PREFIX": solving.prefix},
+        scale={"intake": 0, "solver": 0, "fallback": 0, "triage": 0, "notifier": 1},
+    )
+    done = solving.wait_terminal(kept, lost)
+    assert done[kept]["type"] == "solver.completed"
+    result = SolveResult.model_validate_json(done[kept]["result"])
+    problem = compile_request(SolveRequest.model_validate_json(payload))
+    scored = evaluate(problem, problem.encode([a.shifts for a in result.assignments]))
+    assert (scored.hard_violations, scored.penalty) == (
+        result.score.hard_violations,
+        result.score.penalty,
+    )
+    assert done[lost]["type"] == "solver.failed" and done[lost]["error_class"] == "crash"
+    assert "lost before it was published" in done[lost]["reason"]
+    assert [e["type"] for e in solving.terminal(lost)] == ["solver.failed"]
+    assert solving.job(lost)["state"] == "failed" and solving.job(kept)["state"] == "completed"
+    assert solving.redis.exists(*keys) == 0
+
+
 def test_entries_written_before_the_services_started_are_processed(
     make_stack: StackFactory,
 ) -> None:

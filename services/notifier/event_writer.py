@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from redis.exceptions import ResponseError
+
 from shared.connection.factory import AsyncRedis
 from shared.jobs.messages import Outcome
 from shared.names import Names
@@ -23,7 +25,10 @@ class EventWriter:
         args: list[str | int] = ["1" if outcome.kind.terminal else "0", self.guard_ttl, self.maxlen]
         for k, v in outcome.event_fields().items():
             args += [k, v]
-        return [self.names.terminal(outcome.job_id), self.names.events], args
+        keys = [self.names.terminal(outcome.job_id), self.names.events]
+        if outcome.result_key is not None:
+            keys.append(outcome.result_key)
+        return keys, args
 
     def queue(self, pipe: Any, outcome: Outcome) -> None:
         """Queue the event into `pipe`; its reply there is what `entry_id` reads: the new
@@ -43,6 +48,12 @@ class EventWriter:
 
 
 def entry_id(reply: Any) -> str | None:
-    if reply is None:
+    """The event's id from the script's reply; None when it wrote nothing."""
+    if reply is None or result_lost(reply):
         return None
     return text(reply)
+
+
+def result_lost(reply: Any) -> bool:
+    """The script's `NORESULT`: the outcome's result key is gone."""
+    return isinstance(reply, ResponseError) and str(reply).startswith("NORESULT")

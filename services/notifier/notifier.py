@@ -7,8 +7,9 @@ from typing import Any
 
 from redis.exceptions import NoScriptError
 
-from services.notifier.event_writer import EventWriter, entry_id
+from services.notifier.event_writer import EventWriter, entry_id, result_lost
 from shared.connection.durable import fence
+from shared.errors import ErrorClass
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.jobs.records import JobRecords, JobState
 from shared.observability.logs import job_context
@@ -67,18 +68,49 @@ class Notifier:
                 )
                 with scope:
                     self.events.queue(pipe, outcome)
-            replies = await pipe.execute()
+            replies = await pipe.execute(raise_on_error=False)
+        # Only a lost result is answered here; any other error (a NOSCRIPT) fails the batch.
+        for reply in replies:
+            if isinstance(reply, Exception) and not result_lost(reply):
+                raise reply
         ends = [
             (d.body, written)
             for d, reply in zip(batch, replies, strict=True)
             if d.body.kind.terminal and (written := entry_id(reply)) is not None
         ]
+        ends += await self._answer_lost(
+            [d.body for d, reply in zip(batch, replies, strict=True) if result_lost(reply)]
+        )
         if not ends:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for outcome, written in ends:
                 self._record_end(pipe, outcome, written)
             await pipe.execute()
+
+    async def _answer_lost(self, outcomes: list[Outcome]) -> list[tuple[Outcome, str]]:
+        """A completed outcome whose result key is gone (deleted by hand, or past its TTL
+        while the notifier was down) still gets its one terminal event: a failed one that
+        says so, since its roster cannot be published."""
+        if not outcomes:
+            return []
+        failed = [
+            Outcome(
+                kind=OutcomeKind.FAILED,
+                job_id=o.job_id,
+                attempts=o.attempts,
+                error_class=ErrorClass.CRASH,
+                reason=f"the roster was lost before it was published: {o.result_key} is gone",
+            )
+            for o in outcomes
+        ]
+        for o in outcomes:
+            log.error("result of %s lost: %s is gone", o.job_id, o.result_key)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for outcome in failed:
+                self.events.queue(pipe, outcome)
+            replies = await pipe.execute()
+        return [(o, w) for o, r in zip(failed, replies, strict=True) if (w := entry_id(r))]
 
     def _record_end(self, pipe: Any, outcome: Outcome, written: str) -> None:
         if outcome.kind is OutcomeKind.COMPLETED:

@@ -174,6 +174,11 @@ class Outcome(_Record):
     lower_bound: float | None = None  # progress and completed
     # completed
     result: str | None = Field(default=None, description="SolveResult JSON")
+    result_key: str | None = Field(
+        default=None,
+        description="Instead of `result`, for a large one (RESULT_KEY_MIN_BYTES): the key it "
+        "waits under; the notifier's script moves it into the event and deletes the key",
+    )
     solve_time_ms: float | None = None
     solver_used: str | None = None
     cancelled: bool | None = None

@@ -6,6 +6,7 @@ writes in one round trip before it is acked.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from shared.errors import ErrorClass, InvalidRequest, error_class_for, error_type_of
@@ -55,18 +56,34 @@ class Reports:
         used: Implementation,
         pipe: Any,
     ) -> None:
-        """`solved` rendered already (a guarded solve's) is published as rendered."""
+        """`solved` rendered already (a guarded solve's) is published as rendered.
+
+        A large result (`RESULT_KEY_MIN_BYTES`) unbatched (`pipe` None) is written under a key
+        of its own first, and the outcome names the key: the SET has been answered before the
+        outcome's XADD is sent, so the notifier never reads an outcome whose result is not
+        there yet, on a Redis Cluster too (where the two live in different slots). Batched
+        results are an inline solve's, small by `SOLVER_INLINE_MAX_CELLS`.
+        """
         if isinstance(solved, Rendered):
             result, text = solved.summary, solved.json
         else:
             result, text = solved, solved.model_dump_json()
+        text_out: str | None = text
+        key = None
+        if pipe is None and len(text) >= self.svc.settings.result_key_min_bytes:
+            key = self.names.result(job.job_id, os.urandom(6).hex())
+            # The notifier deletes it as it writes the event; the TTL only bounds one that a
+            # crash between the two writes left without an outcome.
+            await self.svc.redis.set(key, text, ex=self.svc.settings.idempotency_ttl_seconds)
+            text_out = None
         self.svc.metrics.solve_time(elapsed_ms, used.value)
         self.svc.metrics.job_out("completed", solver=used.value)
         await self.svc.publish(
             Outcome(
                 kind=OutcomeKind.COMPLETED,
                 job_id=job.job_id,
-                result=text,
+                result=text_out,
+                result_key=key,
                 solve_time_ms=round(elapsed_ms, 1),
                 solver_used=used.value,
                 attempts=job.attempt,
