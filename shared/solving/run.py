@@ -41,7 +41,11 @@ from shared.solving.report import Reports
 from shared.streaming.broker import Service
 
 log = logging.getLogger("shiftstream.solver")
-POLL_SECONDS = 0.1
+# The cancel marker's EXISTS is the tick's one round trip: at 25 ms a cancel waits 12 ms on
+# average for it, where 100 ms took half of a 12 MB roster's 200 ms cancel budget
+# (bench/README.md, `task bench:limits`); 40 EXISTS a second per running solve cost Redis
+# nothing it notices.
+POLL_SECONDS = 0.025
 # Leave this much of the grace period for writing the outcome and acking.
 SHUTDOWN_MARGIN_SECONDS = 2.0
 # Beyond time limit + watchdog grace, this much more before a silent solve thread is abandoned.
