@@ -61,7 +61,7 @@ static inline int64_t gr_delta_cost(gr_delta d, int64_t hw)
 }
 
 /* Workspace of the row labelling DP (label_dp.c): growable buffers, reused across calls. */
-#define GR_DP_BUFS 40
+#define GR_DP_BUFS 43
 typedef struct {
     void *buf[GR_DP_BUFS];
     size_t cap[GR_DP_BUFS];

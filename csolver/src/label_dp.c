@@ -63,7 +63,7 @@
 
 enum {
     B_NODE, B_NLEN, B_NREP, B_TIX, B_ALLOW, B_CAND, B_NCAND, B_MAXU, B_MINU, B_H, B_HBEST, B_NC,
-    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_WANT, B_HGRP, B_HADD, B_NF, B_N
+    B_PICK, B_LAB, B_CNT, B_SORT, B_TMPLAB, B_TMPCNT, B_KEPT, B_HEAP, B_HASH, B_HKEY, B_HM, B_MAXW, B_DFS, B_DFSC, B_ORD, B_REACH, B_NOK, B_LAM, B_BLAM, B_FW, B_WANT, B_HGRP, B_GFIRST, B_GDONE, B_GTN, B_HADD, B_NF, B_N
 };
 _Static_assert(B_N <= GR_DP_SLOTS_LABEL, "gr_dp has too few buffers");
 
@@ -141,9 +141,10 @@ typedef struct {
     int32_t W1;
     int32_t NG;           /* groups of nodes with the same successors, which share their
                              cost-to-go: the minutes table is computed and kept once a group */
-    int32_t *hgrp;        /* [4 * NC] each node's group; scratch of minutes_bound; the first
-                             node of each node's group */
-    int32_t *gfirst;
+    int32_t *hgrp;        /* [NC] each node's group */
+    int32_t *gfirst;      /* [NC] the first node of each node's group */
+    int32_t *gdone, *gtn; /* [NC] each, scratch of minutes_bound: the day's groups computed;
+                             the successors of one */
     uint8_t *nf;          /* [NC * NC] node n2 may not follow node n (rotation) */
     double *hadd;         /* [NC] scratch of minutes_bound */
     int32_t *fw;          /* [2 * D] scratch of minutes_bound */
@@ -846,8 +847,7 @@ static double minutes_bound(ctx_t *c)
     }
     /* HM(d, n, r, m) points at the W1 entries of weekends worked 0..W1-1 */
 #define HM(d, n, r, m) Hm[(hidx(c, (d), (n), (r)) * (size_t)M1 + (size_t)(m)) * (size_t)W1]
-    int32_t *done = c->hgrp + NC, *tn = c->hgrp + 2 * NC; /* the day's groups computed; the
-                                                              successors of one */
+    int32_t *done = c->gdone, *tn = c->gtn;
     double *tadd = c->hadd;
     for (int32_t n = 0; n < NC; n++)
         for (int32_t r = 1; r <= R; r++)
@@ -1521,16 +1521,18 @@ int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
     c.allow = allow;
     if ((size_t)D * (size_t)NC * (size_t)c.R > STATE_CAP)
         return GR_ROW_NONE;
-    c.hgrp = gr_dp_grow(dp, B_HGRP, 4 * (size_t)NC * sizeof *c.hgrp);
+    c.hgrp = gr_dp_grow(dp, B_HGRP, (size_t)NC * sizeof *c.hgrp);
+    c.gfirst = gr_dp_grow(dp, B_GFIRST, (size_t)NC * sizeof *c.gfirst);
+    c.gdone = gr_dp_grow(dp, B_GDONE, (size_t)NC * sizeof *c.gdone);
+    c.gtn = gr_dp_grow(dp, B_GTN, (size_t)NC * sizeof *c.gtn);
     c.hadd = gr_dp_grow(dp, B_HADD, (size_t)NC * sizeof *c.hadd);
     c.nf = gr_dp_grow(dp, B_NF, (size_t)NC * (size_t)NC);
-    if (!c.hgrp || !c.hadd || !c.nf)
+    if (!c.hgrp || !c.gfirst || !c.gdone || !c.gtn || !c.hadd || !c.nf)
         return GR_ROW_NONE;
     for (int32_t n = 0; n < NC; n++)
         for (int32_t n2 = 0; n2 < NC; n2++)
             c.nf[(size_t)n * NC + n2] =
                 n > 0 && n2 > 0 && p->forbidden[(int64_t)nrep[n] * S + nrep[n2]];
-    c.gfirst = c.hgrp + 3 * NC;
     c.hgrp[0] = c.gfirst[0] = 0;
     c.NG = 1;
     for (int32_t n = 1; n < NC; n++) {
