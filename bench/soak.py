@@ -112,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         _read_ends(r, names, last, ends, block_ms=None)  # a late second end counts too
         figures = _measure(r, names, settings, args.jobs, baseline)
         left = {s: int(r.xlen(s)) for s in _inputs(names)}
+        # Large results wait for their event under keys of their own (RESULT_KEY_MIN_BYTES);
+        # each must be gone once its event is out.
+        results_left = len(r.keys(names.result("*", "*")))
     finally:
         stop.set()
         sup.stop()
@@ -130,12 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.large:
         print(f"large: {args.large} jobs of {args.large_employees} x 366 days, "
               f"{large_done} terminal")
-    print("consumed entries left: " + ", ".join(f"{s} {n}" for s, n in left.items()))
+    print("consumed entries left: " + ", ".join(f"{s} {n}" for s, n in left.items())
+          + f"; results waiting under keys: {results_left}")
     ok = (
         once == sent
         and large_done == args.large
         and figures["used"] <= figures["bound"]
         and not any(left.values())
+        and results_left == 0
     )
     print("OK" if ok else "OVER THE BOUND or jobs missing")
     return 0 if ok else 1
