@@ -8,6 +8,7 @@ check (pending lists, dead letters, job records).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import itertools
 import json
@@ -19,10 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
+from services.notifier.event_writer import EventWriter, entry_id, result_lost
+from shared.cli.devrunner import EmbeddedServer
+from shared.jobs.messages import Outcome, OutcomeKind
+from shared.names import Names
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.model import SolveRequest, SolveResult
+from shared.settings import Settings
 from tests.conftest import Stack, StackFactory, curtois_json, request_json
 
 pytestmark = pytest.mark.redis
@@ -231,6 +238,47 @@ def test_a_large_result_goes_to_its_event_once_and_a_lost_one_is_answered(
     assert [e["type"] for e in solving.terminal(lost)] == ["solver.failed"]
     assert solving.job(lost)["state"] == "failed" and solving.job(kept)["state"] == "completed"
     assert solving.redis.exists(*keys) == 0
+
+
+def test_a_large_result_is_written_once_and_its_key_goes_with_a_redelivery(
+    redis_server: EmbeddedServer,
+) -> None:
+    # The notifier's script alone (services/notifier/emit_event.lua), as a crash between the
+    # event and the ack would run it twice, and as it finds a key that is gone.
+    names = Names.from_settings(Settings(shiftstream_prefix=f"t{uuid.uuid4().hex[:8]}:"))
+    roster = json.dumps({"assignments": ["x" * 1000] * 300})
+
+    def completed(key: str) -> Outcome:
+        return Outcome(kind=OutcomeKind.COMPLETED, job_id="j1", result_key=key, attempts=1)
+
+    async def emit(redis: Any, writer: EventWriter, outcome: Outcome) -> Any:
+        async with redis.pipeline(transaction=False) as pipe:
+            writer.queue(pipe, outcome)
+            return (await pipe.execute(raise_on_error=False))[0]
+
+    async def scenario() -> None:
+        redis = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+        writer = EventWriter(redis, names, maxlen=1000, guard_ttl=60)
+        await writer.load()
+        first, again, gone = (names.result("j1", t) for t in ("a", "b", "c"))
+        await redis.set(first, roster)
+        written = entry_id(await emit(redis, writer, completed(first)))
+        assert written is not None and await redis.exists(first) == 0
+        [(_, event)] = await redis.xrange(names.events)
+        assert event["result"] == roster and event["type"] == "solver.completed"
+        assert await redis.get(names.terminal("j1")) == written
+        # A second completed outcome of the job: no second event, and its roster is dropped.
+        await redis.set(again, roster)
+        assert await emit(redis, writer, completed(again)) is None
+        assert await redis.exists(again) == 0 and await redis.xlen(names.events) == 1
+        # A key that is gone: nothing written, and the reply says so.
+        await redis.delete(names.terminal("j1"))
+        reply = await emit(redis, writer, completed(gone))
+        assert result_lost(reply) and entry_id(reply) is None
+        assert await redis.xlen(names.events) == 1 and not await redis.exists(names.terminal("j1"))
+        await redis.aclose()
+
+    asyncio.run(scenario())
 
 
 def test_entries_written_before_the_services_started_are_processed(
