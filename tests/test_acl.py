@@ -181,6 +181,15 @@ def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None
     assert refused(solver, "XRANGE", n.intake, "-", "+")
     assert refused(solver, "SET", n.idempotency("j"), "1")
     assert refused(solver, "SET", n.cancel("j"), "1")  # reads cancel markers, never sets them
+    # A large result: the solver and the fallback only write it, the notifier's script moves
+    # it; no one else reads it.
+    assert not refused(solver, "SET", n.result("j", "t"), "{}")
+    assert refused(solver, "GET", n.result("j", "t"))
+    assert refused(solver, "SET", n.terminal("j"), "1")
+    assert refused(notifier, "GET", n.fence("c"))  # GET and DEL only on the results
+    assert refused(notifier, "DEL", n.job("j"))
+    assert refused(acl_server.client("monolith"), "GET", n.result("j", "t"))
+    assert refused(acl_server.client("console"), "GET", n.result("j", "t"))
     intake = acl_server.client("intake")
     assert refused(intake, "XADD", n.events, "*", "type", "solver.completed")
     assert refused(intake, "XRANGE", n.jobs, "-", "+")  # write-only on its outputs
@@ -446,7 +455,7 @@ def test_pipeline_completes_with_each_service_on_its_own_user(
             jsonschema.validate(event, schema)
         assert terminal["type"] == "solver.completed", (terminal, logs(tmp_path))
         assert len(SolveResult.model_validate_json(terminal["result"]).assignments) == 8
-        assert admin.keys(n.result("*", "*")) == []
+        assert admin.keys(n.result(job_id, "*")) == []
         assert seen[0]["type"] == "solver.accepted"
         # This job's entries leave every hop's input.
         mark = job_id.encode()
