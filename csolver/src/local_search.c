@@ -1,5 +1,8 @@
 /* Simulated annealing over these neighbourhoods, all scored incrementally (delta.c):
- *   cover  - a short slot taken by a colleague who can, the minutes kept (propose_cover);
+ *   cover  - a short slot taken by a colleague who can, the minutes kept, or outright by one
+ *            with the minutes to spare (propose_cover);
+ *   gather - spare minutes passed by a cover-neutral one-day exchange to the colleague with
+ *            more to spare, until one can take a short slot outright (propose_gather);
  *   change - one cell to another eligible shift or to a day off (fixes cover and counts);
  *   swap   - two employees exchange their cells over 1..k consecutive days. Cover is
  *            unchanged, so it polishes requests and rules without breaking cover;
@@ -105,8 +108,24 @@ static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int3
     return 1;
 }
 
+/* Two employees' move on one day: e1 takes x1 and e2 takes x2 on day d. */
+static int day_swap(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t d, int32_t x1,
+                    int32_t x2, int32_t *v1, int32_t *v2)
+{
+    v1[0] = x1;
+    v2[0] = x2;
+    m->kind = 1;
+    m->e1 = e1;
+    m->e2 = e2;
+    m->a = m->b = d;
+    gr_state_delta_pair(st, e1, e2, d, d, v1, v2, &m->d1, &m->d2);
+    return 1;
+}
+
 /* Days either side of a short slot where a relocated shift may come from */
 #define COVER_SPAN 14
+/* One cover proposal in this many is a gather move instead (decision 0032) */
+#define GATHER_ONE_IN 4
 
 /* Cover move: a short slot (d, s) taken by an employee whose minutes stay about where they
  * are. On 364 days every employee's minutes window is 720 minutes wide and most rows sit at
@@ -118,7 +137,9 @@ static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int3
  * one who is off and gives up a shift of the same length on a nearby day, an over-covered
  * one when there is such a day (the shift is relocated: minutes kept). Instance 24 at 20 s:
  * 3 086 short 480-minute slots against 460 over, 4 070 over 600-minute ones against 844
- * short. */
+ * short. An employee off that day with the minutes to spare for the slot takes it outright
+ * half of the time: where nothing is over-covered, the only taker that closes a gap without
+ * opening another (decision 0032). */
 static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
 {
     const int32_t E = st->E, D = st->D, S = st->S;
@@ -138,7 +159,7 @@ static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
      * free to work its weekend (most employees of Instance 24 have spent their weekends, and
      * most of its short slots are on weekends) */
     const int32_t w = p->weekend[d];
-    int32_t pick1 = -1, n1 = 0, pick0 = -1, n0 = 0;
+    int32_t pick1 = -1, n1 = 0, pick0 = -1, n0 = 0, pick2 = -1, n2 = 0;
     for (int32_t x = 0; x < E; x++) {
         int32_t v = st->roster[(int64_t)x * D + d];
         if (v == s || !allowed(st, x, d, s))
@@ -147,12 +168,19 @@ static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
             if (st->cover[(int64_t)d * S + v] > p->cover_req[(int64_t)d * S + v] &&
                 !gr_pinned(p, (int64_t)x * D + d) && gr_rng_below(rng, ++n1) == 0)
                 pick1 = x;
-        } else if ((w < 0 || st->wk_days[(int64_t)x * st->W + w] > 0 ||
-                    st->wk_worked[x] < p->max_weekends[x]) &&
-                   gr_rng_below(rng, ++n0) == 0) {
-            pick0 = x;
+        } else if (w < 0 || st->wk_days[(int64_t)x * st->W + w] > 0 ||
+                   st->wk_worked[x] < p->max_weekends[x]) {
+            if (gr_rng_below(rng, ++n0) == 0)
+                pick0 = x;
+            if ((int64_t)st->minutes[x] + p->length[s] <= p->max_minutes[x] &&
+                gr_rng_below(rng, ++n2) == 0)
+                pick2 = x;
         }
     }
+    /* one off that day with the minutes to spare takes the slot outright: the only taker
+     * that fills a gap without opening another where no slot is over-covered */
+    if (pick2 >= 0 && gr_rng_below(rng, 2))
+        return row_move(st, m, pick2, d, s, -1, -1, d, d, v1);
     int32_t e = pick1 >= 0 && (pick0 < 0 || gr_rng_below(rng, 2)) ? pick1 : pick0;
     if (e < 0)
         return 0;
@@ -188,13 +216,55 @@ static int propose_cover(gr_state *st, gr_rng *rng, move *m, int32_t *v1)
     return row_move(st, m, e, d, s, d2, -1, a, b, v1);
 }
 
+/* Gather move: spare minutes pass from one employee to another who has more to spare, by a
+ * cover-neutral exchange on one day: the one with more to spare hands a shift to the other
+ * for the other's shorter one or day off. Spare minutes below the shortest shift
+ * are of no use to cover; gathered, they let one employee take a short slot outright (the
+ * cover move). Instance 13: 37 employees each 120-360 minutes short of their maximum, none
+ * by a whole shift, while 13 slots stay short. */
+static int propose_gather(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32_t *v2)
+{
+    const int32_t E = st->E, D = st->D;
+    const gr_problem *p = st->p;
+    if (E < 2)
+        return 0;
+    int32_t ea = gr_rng_below(rng, E), eb = gr_rng_below(rng, E - 1);
+    eb += eb >= ea;
+    int64_t sa = (int64_t)p->max_minutes[ea] - st->minutes[ea];
+    int64_t sb = (int64_t)p->max_minutes[eb] - st->minutes[eb];
+    if (sa <= 0 || sb <= 0)
+        return 0;
+    if (sb > sa) { /* ea gathers: the one with more to spare */
+        int32_t t = ea;
+        ea = eb;
+        eb = t;
+        int64_t u = sa;
+        sa = sb;
+        sb = u;
+    }
+    const int32_t *ra = st->roster + (int64_t)ea * D, *rb = st->roster + (int64_t)eb * D;
+    int32_t start = gr_rng_below(rng, D);
+    for (int32_t i = 0; i < D; i++) {
+        int32_t d = start + i < D ? start + i : start + i - D;
+        int32_t x = ra[d], y = rb[d];
+        if (x < 0)
+            continue;
+        int32_t give = p->length[x] - (y >= 0 ? p->length[y] : 0);
+        if (give <= 0 || give > sb || !allowed(st, ea, d, y) || !allowed(st, eb, d, x))
+            continue;
+        return day_swap(st, m, ea, eb, d, y, x, v1, v2);
+    }
+    return 0;
+}
+
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
                    int32_t *v2)
 {
     const int32_t E = st->E, D = st->D;
     int32_t r = gr_rng_below(rng, 100);
     if (r < COVER_END)
-        return propose_cover(st, rng, m, v1);
+        return gr_rng_below(rng, GATHER_ONE_IN) == 0 ? propose_gather(st, rng, m, v1, v2)
+                                                     : propose_cover(st, rng, m, v1);
     if (r < CHANGE_END && st->p->n_on + st->p->n_off > 0 &&
         gr_rng_below(rng, 100) < lp->request_share) {
         /* request: pick a request at random; if it is broken, give the employee the asked-for
@@ -221,14 +291,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
             e2 += e2 >= e;
             if (st->roster[(int64_t)e2 * D + d] != want || !allowed(st, e2, d, cur))
                 return 0;
-            v1[0] = want;
-            v2[0] = cur;
-            m->kind = 1;
-            m->e1 = e;
-            m->e2 = e2;
-            m->a = m->b = d;
-            gr_state_delta_pair(st, e, e2, d, d, v1, v2, &m->d1, &m->d2);
-            return 1;
+            return day_swap(st, m, e, e2, d, want, cur, v1, v2);
         }
         v1[0] = want;
         m->kind = 0;
