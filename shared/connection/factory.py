@@ -78,7 +78,7 @@ def _sentinel_kwargs(s: Settings) -> dict[str, Any]:
 
 
 def parse_url(url: str) -> dict[str, Any]:
-    return cast(dict[str, Any], _parse_url(url))  # type: ignore[no-untyped-call]
+    return cast(dict[str, Any], _parse_url(url))  # type: ignore[no-untyped-call, unused-ignore]
 
 
 def _cluster_login(s: Settings) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def async_client(
         "socket_timeout": None,
     }
     if s.redis_mode == "sentinel":
-        sentinel = AsyncSentinel(  # type: ignore[no-untyped-call]
+        sentinel = AsyncSentinel(  # type: ignore[no-untyped-call, unused-ignore]
             s.sentinel_nodes, sentinel_kwargs=_sentinel_kwargs(s), **_login(s)
         )
         client = sentinel.master_for(
@@ -154,11 +154,11 @@ def sync_client(
     if s.redis_mode == "sentinel":
         from redis.sentinel import Sentinel
 
-        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
             s.sentinel_nodes, sentinel_kwargs=_sentinel_kwargs(s), **_login(s)
         )
         # The sentinel pool picks its TLS connection class from `ssl`.
-        primary = sentinel.master_for(  # type: ignore[no-untyped-call]
+        primary = sentinel.master_for(  # type: ignore[no-untyped-call, unused-ignore]
             s.redis_sentinel_master, **common, **({"ssl": True, **tls} if tls else {})
         )
         return cast(redis.Redis, primary)
@@ -168,7 +168,7 @@ def sync_client(
             host=host,
             port=port,
             startup_nodes=[
-                redis.cluster.ClusterNode(h, p)  # type: ignore[no-untyped-call]
+                redis.cluster.ClusterNode(h, p)  # type: ignore[no-untyped-call, unused-ignore]
                 for h, p in s.cluster_nodes
             ]
             or None,
