@@ -38,7 +38,8 @@ monolith: it XADDs and WAITs for a replica (REDIS_WAIT_REPLICAS), and submits ag
 same job id when that fails; a reader follows `solver-events` throughout, as the monolith would.
 Checked on top of the above: every job the reader saw accepted ends with exactly one terminal
 event, and each service reads again, and events flow again, within 15 s of each promotion
-(the times are printed).
+(the times are printed). A service still not reading at 15 s is sent SIGUSR1, so its log (kept
+on a violation) holds every asyncio task's stack at that moment: where it hangs.
 """
 
 from __future__ import annotations
@@ -590,7 +591,16 @@ class Chaos:
         after_ms = int(f.promoted_at * 1000)
         deadline = f.promoted_at + bound
         pending = set(self.names.groups) - set(f.reading)
+        dumped = False
         while (pending or f.events is None) and time.time() < deadline:
+            if not dumped and time.time() > f.promoted_at + RECOVERY_BOUND_S:
+                # Past the bound: each late service writes its asyncio tasks' stacks to its
+                # log (SIGUSR1, shared/streaming/runner.py), so a hang can be read afterwards.
+                dumped = True
+                for service in pending:
+                    for pid in self.sup.pids(service):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGUSR1)
             with contextlib.suppress(redis.RedisError):
                 for service in list(pending):
                     stream, group = self.names.groups[service]
