@@ -34,6 +34,7 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
     st->scratch_wk = calloc(W + 1, sizeof(int32_t));
     st->req_cell = calloc((size_t)p->n_on + (size_t)p->n_off + 1, sizeof(int32_t));
     st->vrep = calloc(S, sizeof(int32_t));
+    st->pen_any = calloc(E * D + 1, 1);
     const int64_t n_cpen = (int64_t)E * (int64_t)D * (int64_t)(S + 1);
     if (n_cpen <= GR_CPEN_MAX && !(st->cpen = malloc((size_t)n_cpen * sizeof(int32_t)))) {
         gr_state_free(st);
@@ -41,11 +42,13 @@ int gr_state_alloc(gr_state *st, const gr_problem *p)
     }
     if (!st->roster || !st->count || !st->minutes || !st->wk_days || !st->wk_worked ||
         !st->cover || !st->elig || !st->n_elig || !st->scratch_vals || !st->scratch_cnt ||
-        !st->scratch_wk || !st->req_cell || !st->vrep) {
+        !st->scratch_wk || !st->req_cell || !st->vrep || !st->pen_any) {
         gr_state_free(st);
         return GR_ERR_NOMEM;
     }
     for (int64_t c = 0; c < (int64_t)E * (int64_t)D; c++) {
+        st->pen_any[c] = gr_pinned(p, c) || p->on_ptr[c] < p->on_ptr[c + 1] ||
+                         p->off_ptr[c] < p->off_ptr[c + 1];
         for (int32_t v = -1; st->cpen && v < st->S; v++) {
             int64_t pen = gr_cell_pen_csr(p, c, v);
             if (pen > INT32_MAX) { /* thousands of requests on one cell: keep to the CSR */
@@ -103,6 +106,7 @@ void gr_state_free(gr_state *st)
     free(st->req_cell);
     free(st->vrep);
     free(st->cpen);
+    free(st->pen_any);
     gr_dp_free(&st->dp);
     gr_tdp_free(&st->tdp);
     memset(st, 0, sizeof *st);

@@ -102,6 +102,9 @@ typedef struct {
     int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
     int32_t *cpen;         /* [E*D*(S+1)] request penalty of each value (off first) of each
                               cell, NULL above GR_CPEN_MAX entries (then read from the CSR) */
+    uint8_t *pen_any;      /* [E*D] 1 where some value of the cell has a request or a pin: most
+                              cells have none, and this table stays in cache where cpen does
+                              not (Instance 24: 55 KB against 7 MB) */
     /* Pricing (pricing.c): when set, the row DP prices value v on day d at
      * price[d * (S + 1) + v] (v = S: off) instead of requests plus cover marginals. */
     const int64_t *price;
@@ -157,6 +160,8 @@ void gr_state_free(gr_state *st);
 /* Request penalty of value v (-1 = off) in cell c = e*D+d. */
 static inline int64_t gr_cell_pen(const gr_state *st, int64_t c, int32_t v)
 {
+    if (!st->pen_any[c])
+        return 0;
     if (st->cpen)
         return st->cpen[c * (st->S + 1) + v + 1];
     return gr_cell_pen_csr(st->p, c, v);
