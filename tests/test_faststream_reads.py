@@ -105,3 +105,37 @@ def test_faststreams_loop_reads_through_the_adapter_and_acks_where_the_reply_say
     assert r.xpending(other, "g")["pending"] == 0  # acked on the stream the reply named
     assert r.xinfo_groups(own)[0]["last-delivered-id"] == b"0-0"  # its own stream untouched
     r.close()
+
+
+def test_a_cancel_that_redis_py_turns_into_a_connection_error_still_stops_the_read() -> None:
+    """redis-py can surface a cancel that lands mid-command as a connection error. The
+    reconnecting read must not retry it: the task was told to stop, and a retry that succeeds
+    leaves a reader running that its service is waiting to see end."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from shared.streaming.reconnect import reconnecting
+
+    calls = 0
+    started = asyncio.Event()
+
+    async def read() -> str:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            return "read again"
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise RedisConnectionError("Connection closed by server") from None
+        return "never"
+
+    async def scenario() -> None:
+        task = asyncio.create_task(reconnecting(read, "a test reader", every=0.01)())
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+        assert calls == 1
+
+    asyncio.run(scenario())

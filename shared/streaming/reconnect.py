@@ -39,6 +39,17 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+def _cancel_requested() -> bool:
+    """Whether this task was asked to stop. A cancel that lands while redis-py is inside a
+    command can come out as a connection error (see shared/jobs/lease.py); retrying it swallowed
+    the cancel, and the reader went on reading, "cancelling" for ever. A chaos run caught a
+    solver that way: its start failed when the primary died (a Sentinel failover), FastStream
+    cancelled its readers, one of them retried and read again, and the process waited for it
+    until the start-up watchdog's 90 s."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def reconnecting(
     read: Callable[P, Awaitable[T]],
     what: str,
@@ -57,6 +68,8 @@ def reconnecting(
             except (AuthenticationError, AuthorizationError):
                 raise  # subclasses of ConnectionError in redis-py
             except (RedisConnectionError, RedisTimeoutError) as err:
+                if _cancel_requested():
+                    raise asyncio.CancelledError from err
                 now = time.monotonic()
                 if lost_at is None:
                     lost_at = now
