@@ -135,10 +135,11 @@ class Explainer:
         )
         return Evaluation(tuple(scores), tallies=tallies)
 
-    def render(self, roster: I32) -> bytearray:
+    def render(self, roster: I32, head: bytes = b"") -> bytearray:
         """The roster as the result's `assignments` JSON, written in C (`gr_render_rows`):
         exactly what pydantic writes for them, ~10 ms at 5,000 x 366 where building the lists
-        and dumping them took 0.1-0.3 s."""
+        and dumping them took 0.1-0.3 s. Written after `head` in one buffer, to which the
+        rest of the result is appended without copying the rows (`rendered`)."""
         arr = self._checked(roster)
         r = ffi.cast("int32_t *", ffi.from_buffer(arr))
         e, d = self.packed.shape
@@ -148,11 +149,12 @@ class Explainer:
             from csolver import GeneticError
 
             raise GeneticError(int(need))
-        out = bytearray(need)
-        written = lib.gr_render_rows(*args, ffi.from_buffer(out), need)
+        out = bytearray(len(head) + need)
+        out[: len(head)] = head
+        written = lib.gr_render_rows(*args, ffi.from_buffer(out) + len(head), need)
         if written != need:
             raise AssertionError(f"gr_render_rows wrote {written} of {need} bytes")
-        return out  # not copied into bytes: `rendered` copies it once, into the result
+        return out
 
 
 class _Formatter:

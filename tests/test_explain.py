@@ -17,7 +17,7 @@ import pytest
 
 from csolver.explain import Explainer
 from shared.roster.compiled import I32, Problem, compile_request
-from shared.roster.evaluator import build_result, evaluate, rendered
+from shared.roster.evaluator import RESULT_HEAD, build_result, evaluate, rendered
 from shared.roster.generator import generate
 from shared.roster.model import Implementation, SolveRequest, SolverStats
 from shared.roster.solving import SolveControl
@@ -42,7 +42,7 @@ def assert_explained_as_evaluated(p: Problem, roster: I32) -> None:
     want = build_result(p, roster, STATS, evaluation=reference)
     assert build_result(p, roster, STATS, evaluation=fast) == want
     summary = build_result(p, roster, STATS, evaluation=fast, assignments=False)
-    out = rendered(summary, explainer.render(roster))
+    out = rendered(summary, explainer.render(roster, RESULT_HEAD))
     assert out.json == want.model_dump_json()
     assert out.result() == want
     assert out.summary.score == want.score and out.summary.stats == want.stats

@@ -5,6 +5,7 @@ CI machines are noisy."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -164,6 +165,23 @@ def test_too_many_rows_to_plan_one_by_one_still_get_a_feasible_roster() -> None:
     assert not any(g.hard)
     ev = evaluate(p, g.roster_array())
     assert (ev.hard_violations, ev.penalty) == (0, g.penalty)
+
+
+@pytest.mark.parametrize("name", ["Instance3", "large"])
+def test_the_roster_array_is_the_roster_held_at_every_step(name: str) -> None:
+    # The array is kept up to date as cells and rows change (converting the lists took ~30 ms
+    # of a cancel at the size limits): after the bulk maker, row plans, one-cell moves, ruin
+    # and recreate, and a re-roster's seeded rows, it is exactly the lists.
+    p = problem(name)
+    g = Greedy(p, 0, SolveControl(), time_limit=1.0)
+    g.construct()
+    assert np.array_equal(g.roster_array(), np.array(g.roster, dtype=np.int32))
+    g.deadline = time.perf_counter() + 0.5
+    g.improve()
+    assert np.array_equal(g.roster_array(), np.array(g.roster, dtype=np.int32))
+    seeded = Greedy(p, 1, SolveControl(), time_limit=1.0)
+    seeded.seed(g.roster)
+    assert np.array_equal(seeded.roster_array(), g.roster_array())
 
 
 def test_a_tiny_limit_returns_on_time_with_what_it_has() -> None:

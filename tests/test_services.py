@@ -340,13 +340,16 @@ def test_sigterm_during_a_solve_finishes_it(make_stack: StackFactory) -> None:
 
 
 def test_sigterm_beyond_the_grace_period_hands_the_job_back(make_stack: StackFactory) -> None:
-    stack = make_stack(env={"GRACEFUL_TIMEOUT": "3"})
+    # Every result counts as large: the solve process stores the roster it stopped with under
+    # a key, which the hand-back must not leave behind for a day.
+    stack = make_stack(env={"GRACEFUL_TIMEOUT": "3", "RESULT_KEY_MIN_BYTES": "1"})
     job = stack.submit(curtois_json(8, time_limit=6))
     stack.wait_for(lambda: stack.job(job).get("state") == "running", what="running")
     os.kill(_solver_pid(stack), signal.SIGTERM)
     stack.wait_for(lambda: not stack.alive(), timeout=15, what="solver exit")
     assert stack.terminal(job) == []  # handed back, not reported as done
     assert stack.pending("solver") == 1
+    assert list(stack.redis.scan_iter(match=stack.names.result(job, "") + "*")) == []
     stack.restart_dead()
     done = stack.wait_terminal(job, timeout=60)[job]
     assert done["type"] == "solver.completed"

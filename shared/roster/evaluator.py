@@ -232,7 +232,7 @@ def build_result(
 
 
 # How every result's JSON starts (the model's first two fields, pydantic's compact dump).
-_HEAD = b'{"version":1,"assignments":'
+RESULT_HEAD = b'{"version":1,"assignments":'
 
 
 @dataclass(frozen=True)
@@ -241,10 +241,18 @@ class Rendered:
     `summary`: the same result's figures (score, feasible, stats, changes) with its lists
     (assignments, breakdown, employees, uncovered) left empty, which is what a service reads.
     At the size limits neither parsing the JSON back nor building the roster as Python
-    objects fits in a cancel's 200 ms (docs/decisions/0020)."""
+    objects fits in a cancel's 200 ms (docs/decisions/0020).
+
+    `key`: the JSON is not here but in Redis under this key, stored there by the solve process
+    (shared/solving/drop.py); `data` is then empty.
+
+    `retained`: what the solve built (its compiled problem: ~25 ms to free at the size limits),
+    held so that it is freed with the result, after the result is on its way, not before."""
 
     summary: SolveResult
-    data: bytes
+    data: bytes | bytearray
+    key: str | None = None
+    retained: object = field(default=None, repr=False, compare=False)
 
     @property
     def json(self) -> str:
@@ -252,6 +260,8 @@ class Rendered:
 
     def result(self) -> SolveResult:
         """The whole result as a model (parsing the JSON: ~0.15-0.4 s at the size limits)."""
+        if self.key is not None:
+            raise ValueError(f"the result is stored under {self.key}, not held here")
         return SolveResult.model_validate_json(self.data)
 
 
@@ -262,15 +272,22 @@ def summary_of(result: SolveResult) -> SolveResult:
     return result.model_copy(update={name: [] for name in _LISTS})
 
 
-def rendered(result: SolveResult, assignments_json: bytes | bytearray) -> Rendered:
-    """`result` (one built without assignments) with `assignments_json` (its roster's
-    `assignments` as JSON) spliced in: the result's JSON exactly as `model_dump_json`
-    writes it."""
+def rendered(result: SolveResult, rows: bytearray) -> Rendered:
+    """`result` (one built without assignments) with its roster's `assignments` JSON: the
+    result's JSON exactly as `model_dump_json` writes it.
+
+    `rows` is that JSON after `RESULT_HEAD`, in one buffer (`Explainer.render(roster,
+    RESULT_HEAD)`); the rest of the result is appended to it in place. Joining the three
+    parts into new bytes copied 12 MB into fresh pages: 5-8 ms of a cancel at the size limits.
+    """
     small = result.__pydantic_serializer__.to_json(result)
-    empty = _HEAD + b"[]"
+    empty = RESULT_HEAD + b"[]"
     if result.assignments or not small.startswith(empty):
         raise ValueError("rendered: the result must have no assignments")
-    return Rendered(summary_of(result), b"".join((_HEAD, assignments_json, small[len(empty):])))
+    if not rows.startswith(RESULT_HEAD):
+        raise ValueError("rendered: the rows must follow RESULT_HEAD")
+    rows += small[len(empty) :]
+    return Rendered(summary_of(result), rows)
 
 
 def render(result: SolveResult) -> Rendered:

@@ -28,6 +28,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from shared.roster.evaluator import Rendered
 from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import Progress, SolveControl
 from shared.solving.dispatch import cells_of, finish_seconds, solve_rendered, solve_request
+from shared.solving.drop import Dropper, ResultDrop
 from shared.streaming.gc_tuning import FULL_EVERY, MIDDLE_EVERY, YOUNG_THRESHOLD
 
 # The child copies its progress out this often, the parent copies it in as often. A cancel is
@@ -175,6 +177,7 @@ def _child(
     cancel: Any,
     conn: multiprocessing.connection.Connection,
     service_pid: int,
+    drop: ResultDrop | None,
 ) -> None:
     # Die with the service. Watching our own parent is not enough: that is the fork server,
     # which only exits when every holder of its "alive" pipe is gone — and each child holds
@@ -201,6 +204,9 @@ def _child(
 
     threading.Thread(target=pump, name="isolation-pump", daemon=True).start()
     threading.Thread(target=forward_cancel, name="isolation-cancel", daemon=True).start()
+    dropper = Dropper(drop) if drop is not None else None
+    if dropper is not None:
+        threading.Thread(target=dropper.connect, name="isolation-connect", daemon=True).start()
 
     try:
         request = SolveRequest.model_validate_json(request_json)
@@ -220,16 +226,27 @@ def _child(
             control=control,
             switches=switches,
         )
-        # The parent parses only the summary; the JSON goes as it is.
-        _send_result(conn, result.summary.model_dump_json(), result.data)
+        # The parent parses only the summary; the JSON goes as it is, or is stored already.
+        summary = result.summary.model_dump_json()
+        if dropper is not None and drop is not None and dropper.put(result.data):
+            conn.send(("stored", summary, drop.key))
+        else:
+            _send_result(conn, summary, result.data)
     except BaseException as err:  # everything goes back to the parent, typed by name
         conn.send(("error", type(err).__name__, str(err)[:2000]))
     finally:
         done.set()
         conn.close()
+    # Out at once: freeing the request and the compiled problem (~25 ms at the size limits)
+    # would only delay an exit that nobody needs to wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
-def _send_result(conn: multiprocessing.connection.Connection, summary: str, data: bytes) -> None:
+def _send_result(
+    conn: multiprocessing.connection.Connection, summary: str, data: bytes | bytearray
+) -> None:
     """The result's JSON in an anonymous memory file whose descriptor goes over the socket:
     through the connection itself (64 KiB at a time, each a hand-over between the two
     processes) its 11-14 MB at the size limits took 50-80 ms of a cancel's 200 ms."""
@@ -300,9 +317,12 @@ def solve_isolated_rendered(
     control: SolveControl,
     grace: float,
     switches: DebugSwitches = DebugSwitches(),
+    drop: ResultDrop | None = None,
 ) -> Rendered:
     """`solve_isolated`, the result as the child rendered it: its JSON as sent, its summary
-    parsed (what a service publishes and reads, without parsing the roster)."""
+    parsed (what a service publishes and reads, without parsing the roster). With `drop`, a
+    large result is stored by the child under `drop.key` and comes back as that key
+    (`Rendered.key`), or as JSON if the child could not store it."""
     called = time.monotonic()
     cells = cells_of(request)
     cancel_grace = CANCEL_KILL_SECONDS + finish_seconds(cells, implementation)
@@ -324,6 +344,7 @@ def solve_isolated_rendered(
             cancel,
             sender,
             os.getpid(),
+            drop,
         ),
         name="shiftstream-solve",
         daemon=True,
@@ -384,7 +405,12 @@ def solve_isolated_rendered(
             # (SIGSEGV) is reported rather than our SIGKILL.
             proc.join(0.5)
             _kill(proc)
-        proc.join(5)
+        if answer is not None and answer[0] in ("ok", "stored"):
+            # The roster is here: the kernel's teardown of the child's memory (10-20 ms at the
+            # size limits) need not come first.
+            threading.Thread(target=proc.join, name="isolation-reap", daemon=True).start()
+        else:
+            proc.join(5)
     copy_progress()
     if answer is None:
         code = proc.exitcode
@@ -393,6 +419,8 @@ def solve_isolated_rendered(
         raise SolverCrashed(f"solver process exited with code {code} without an answer")
     if answer[0] == "ok":
         return Rendered(SolveResult.model_validate_json(answer[1]), answer[2])
+    if answer[0] == "stored":
+        return Rendered(SolveResult.model_validate_json(answer[1]), b"", key=answer[2])
     raise IsolatedSolveError(answer[1], answer[2])
 
 

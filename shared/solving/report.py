@@ -6,7 +6,6 @@ writes in one round trip before it is acked.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from shared.errors import ErrorClass, InvalidRequest, error_class_for, error_type_of
@@ -21,6 +20,7 @@ from shared.jobs.messages import (
 from shared.observability.tracing import record_failure
 from shared.roster.evaluator import Rendered
 from shared.roster.model import Implementation, SolveResult
+from shared.solving.drop import new_result_key
 from shared.streaming.broker import Service
 
 
@@ -62,20 +62,23 @@ class Reports:
         of its own first, and the outcome names the key: the SET has been answered before the
         outcome's XADD is sent, so the notifier never reads an outcome whose result is not
         there yet, on a Redis Cluster too (where the two live in different slots). Batched
-        results are an inline solve's, small by `SOLVER_INLINE_MAX_CELLS`.
+        results are an inline solve's, small by `SOLVER_INLINE_MAX_CELLS`. A result that the
+        solve process stored itself (`Rendered.key`, shared/solving/drop.py) is only named.
         """
         if isinstance(solved, Rendered):
-            result, text = solved.summary, solved.json
+            result, data = solved.summary, solved.data
         else:
-            result, text = solved, solved.model_dump_json()
-        text_out: str | None = text
-        key = None
-        if pipe is None and len(text) >= self.svc.settings.result_key_min_bytes:
-            key = self.names.result(job.job_id, os.urandom(6).hex())
+            result, data = solved, solved.__pydantic_serializer__.to_json(solved)
+        text_out: str | None = None
+        key = solved.key if isinstance(solved, Rendered) else None
+        if key is None and pipe is None and len(data) >= self.svc.settings.result_key_min_bytes:
+            key = new_result_key(self.names, job.job_id)
             # The notifier deletes it as it writes the event; the TTL only bounds one that a
-            # crash between the two writes left without an outcome.
-            await self.svc.redis.set(key, text, ex=self.svc.settings.idempotency_ttl_seconds)
-            text_out = None
+            # crash between the two writes left without an outcome. Sent as the bytes it was
+            # rendered to: decoding 12 MB to text and encoding it back cost ~5 ms.
+            await self.svc.redis.set(key, data, ex=self.svc.settings.idempotency_ttl_seconds)
+        elif key is None:
+            text_out = data.decode()
         self.svc.metrics.solve_time(elapsed_ms, used.value)
         self.svc.metrics.job_out("completed", solver=used.value)
         await self.svc.publish(

@@ -30,6 +30,8 @@ from shared.observability.tracing import SolveSpan, solve_span
 from shared.roster.evaluator import Rendered
 from shared.roster.model import Implementation, SolveRequest
 from shared.roster.solving import SolveControl
+from shared.solving.dispatch import cells_of
+from shared.solving.drop import ResultDrop
 from shared.solving.isolation import (
     solve_direct_rendered,
     solve_isolated_rendered,
@@ -41,15 +43,32 @@ from shared.solving.report import Reports
 from shared.streaming.broker import Service
 
 log = logging.getLogger("shiftstream.solver")
-# The cancel marker's EXISTS is the tick's one round trip: at 25 ms a cancel waits 12 ms on
-# average for it, where 100 ms took half of a 12 MB roster's 200 ms cancel budget
-# (bench/README.md, `task bench:limits`); 40 EXISTS a second per running solve cost Redis
-# nothing it notices.
-POLL_SECONDS = 0.025
+# The cancel marker's EXISTS is the tick's one round trip: at 10 ms a cancel waits 5 ms on
+# average for it, where 100 ms took half of a 12 MB roster's 200 ms cancel budget and 25 ms
+# still a tenth (decisions 0031, 0036; `task bench:limits`); 100 EXISTS a second per running
+# solve cost Redis nothing it notices.
+POLL_SECONDS = 0.01
+# The solver service runs a greedy solve this large in a child process too, like every C solve:
+# there it does not share the service's GIL with the event loop, stores its result itself
+# (shared/solving/drop.py) and leaves its memory to the exit; a process start costs ~20 ms,
+# nothing next to such a solve. The fallback keeps its greedy in-process: it is the last
+# resort, which nothing about child processes may fail.
+ISOLATED_GREEDY_MIN_CELLS = 100_000
 # Leave this much of the grace period for writing the outcome and acking.
 SHUTDOWN_MARGIN_SECONDS = 2.0
 # Beyond time limit + watchdog grace, this much more before a silent solve thread is abandoned.
 STUCK_MARGIN = 15.0
+
+
+def runs_isolated(implementation: Implementation, cells: int, stage: str, mode: str) -> bool:
+    """Whether a guarded solve runs in a child process: every C solve (C can segfault), and the
+    solver's greedy ones from `ISOLATED_GREEDY_MIN_CELLS` employee-days, unless the deployment
+    runs solves in threads (`SOLVER_ISOLATION`, `mode`)."""
+    if mode != "process":
+        return False
+    if implementation is Implementation.GENERETIC:
+        return True
+    return stage == "solver" and cells >= ISOLATED_GREEDY_MIN_CELLS
 
 
 class SolveRunner:
@@ -166,8 +185,9 @@ class SolveRunner:
         self.svc.metrics.job_in()
         self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
         started = time.perf_counter()
+        drop = ResultDrop.for_solve(self.s, self.svc.names, job.job_id, cells_of(request))
         task = asyncio.create_task(
-            asyncio.to_thread(self._solve, request, implementation, time_limit, control)
+            asyncio.to_thread(self._solve, request, implementation, time_limit, control, drop)
         )
         # Last line of defence: whatever wedges the solve thread (the process watchdog lives in
         # it), the job is not held hostage; it goes to the fallback as a timeout.
@@ -214,6 +234,9 @@ class SolveRunner:
                 raise Cancelled(str(err) or "cancelled before a roster was found") from err
             raise
         if handed_back:
+            if result.key is not None:  # nobody will name it: not 12 MB for a day
+                with contextlib.suppress(Exception):
+                    await self.svc.redis.delete(result.key)
             raise HandBack(f"{self.stage}: solve of {job.job_id} handed back at shutdown")
         return result, (time.perf_counter() - started) * 1000
 
@@ -223,11 +246,10 @@ class SolveRunner:
         implementation: Implementation,
         time_limit: float,
         control: SolveControl,
+        drop: ResultDrop | None,
     ) -> Rendered:
         switches = switches_for(request, self.s.shiftstream_test_crash)
-        # Only C can segfault: greedy stays in-process, where a tiny job costs microseconds
-        # instead of a process start.
-        if implementation is Implementation.GENERETIC and self.s.solver_isolation == "process":
+        if runs_isolated(implementation, cells_of(request), self.stage, self.s.solver_isolation):
             return solve_isolated_rendered(
                 request,
                 implementation=implementation,
@@ -235,6 +257,7 @@ class SolveRunner:
                 control=control,
                 grace=self.s.solver_watchdog_grace_seconds,
                 switches=switches,
+                drop=drop,
             )
         return solve_direct_rendered(
             request,

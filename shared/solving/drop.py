@@ -1,0 +1,137 @@
+"""A large result stored under its key by the process that rendered it.
+
+At the size limits a roster is 12 MB of JSON. Handed from the solve's child process to the
+service and SET from there, it was copied three more times before Redis had it (into a memory
+file, out of it, decoded to text and encoded back): ~40 ms of a cancel's 200 ms (decision
+0036). Now the child SETs it on a connection of its own, made while it solves, and the service
+publishes only the key's name (`Rendered.key`, shared/solving/report.py); the notifier's
+script moves it into the event as before (decision 0031).
+
+Whatever goes wrong here (no Redis, a slow one, a failover), the child sends the result back the
+old way and the service stores it: storing here only saves time, it never loses a roster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from redis.cluster import RedisCluster
+from redis.exceptions import ResponseError
+
+from shared.connection.factory import sync_client
+from shared.connection.packing import chunks
+from shared.names import Names
+from shared.settings import Settings
+
+log = logging.getLogger("shiftstream.solver")
+
+# The least a roster's JSON takes per employee-day (`"D",` for a one-letter shift id).
+MIN_BYTES_PER_CELL = 4
+# A SET of 12 MB takes 15-40 ms on loopback; past this the service's own SET, with its
+# reconnecting client, is the better bet.
+STORE_TIMEOUT_SECONDS = 2.0
+
+
+def new_result_key(names: Names, job_id: str) -> str:
+    """A fresh key for one completed result of `job_id` (a retried job gets another)."""
+    return names.result(job_id, os.urandom(6).hex())
+
+
+@dataclass(frozen=True)
+class ResultDrop:
+    """Where a solve process stores a large result itself.
+
+    Parameters:
+        settings: the service's, for a client of the same Redis as the same user.
+        key: the result's key (`new_result_key`), in the events stream's slot.
+        ttl: seconds the key lives if no outcome ever names it.
+        min_bytes: smaller results go back to the service (`RESULT_KEY_MIN_BYTES`).
+    """
+
+    settings: Settings
+    key: str
+    ttl: int
+    min_bytes: int
+
+    @classmethod
+    def for_job(cls, settings: Settings, names: Names, job_id: str) -> ResultDrop:
+        return cls(
+            settings,
+            new_result_key(names, job_id),
+            settings.idempotency_ttl_seconds,
+            settings.result_key_min_bytes,
+        )
+
+    @classmethod
+    def for_solve(
+        cls, settings: Settings, names: Names, job_id: str, cells: int
+    ) -> ResultDrop | None:
+        """A drop for a solve of `cells` employee-days whose result may reach the size for a
+        key; None for a smaller one, whose child then opens no connection. The rare small
+        request with a large result is stored by the service, as before."""
+        if cells * MIN_BYTES_PER_CELL < settings.result_key_min_bytes:
+            return None
+        return cls.for_job(settings, names, job_id)
+
+
+class Dropper:
+    """The child's side of a `ResultDrop`: `connect()` early (in a thread, while the search
+    runs), `put()` once the result is rendered."""
+
+    def __init__(self, drop: ResultDrop) -> None:
+        self.drop = drop
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _ready(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = sync_client(
+                    self.drop.settings,
+                    socket_timeout=STORE_TIMEOUT_SECONDS,
+                    socket_connect_timeout=STORE_TIMEOUT_SECONDS,
+                )
+            return self._client
+
+    def connect(self) -> None:
+        """Open the connection now, so that `put` does not pay for it (TLS, a Sentinel
+        lookup). Best effort: `put` tries again."""
+        try:
+            self._ready().ping()
+        except Exception as err:
+            log.info("result store: no early connection (%r); the put tries again", err)
+
+    def put(self, data: bytes | bytearray) -> bool:
+        """Store `data` under the drop's key if it is large enough; False when it is not
+        stored (too small, or Redis did not take it) and must go back the old way."""
+        if len(data) < self.drop.min_bytes:
+            return False
+        try:
+            _set_uncopied(self._ready(), self.drop.key, data, self.drop.ttl)
+        except Exception as err:
+            log.warning("result store: SET %s failed (%r); sending it back", self.drop.key, err)
+            return False
+        return True
+
+
+def _set_uncopied(client: Any, key: str, data: bytes | bytearray, ttl: int) -> None:
+    """SET `key` to `data` with the value sent as it is (shared/connection/packing.py): redis-py's
+    own packing copies it into a growing buffer first, 90 ms of fresh pages in a new process."""
+    if isinstance(client, RedisCluster):
+        client = client.get_redis_connection(client.get_node_from_key(key))  # type: ignore[no-untyped-call]
+    pool = client.connection_pool
+    conn = pool.get_connection()
+    try:
+        conn.send_packed_command(chunks(("SET", key, data, "EX", ttl)))
+        reply = conn.read_response()
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        pool.release(conn)
+    if reply not in (b"OK", "OK"):
+        raise ResponseError(f"SET answered {reply!r}")
