@@ -85,8 +85,9 @@ def solve(
 
 
 def service_cancel(request: SolveRequest, solvers: list[str], limit: float, cancel_at: float
-                   ) -> list[tuple[str, float, dict[str, str]]]:
-    """Per solver: (solver, ms from the cancel's XADD to the terminal event, that event)."""
+                   ) -> list[tuple[str, float | None, dict[str, str]]]:
+    """Per solver: (solver, ms from the cancel's XADD to the terminal event, that event); ms
+    None when the job ended before the cancel was written (nothing to time)."""
     from shared.cli.devrunner import EmbeddedServer, Supervisor, service_env
     from shared.connection.factory import sync_client
     from shared.names import Names
@@ -118,11 +119,17 @@ def service_cancel(request: SolveRequest, solvers: list[str], limit: float, canc
                         time.sleep(0.01)
                     started = float(r.hget(names.job(job), "started_at"))
                     time.sleep(max(0.0, started + cancel_at - time.time()))
+                    if r.hget(names.job(job), "state") in ("completed", "failed"):
+                        out.append((solver, None, {"type": "ended before the cancel"}))
+                        continue
                     last = (r.xrevrange(names.events, count=1) or [("0-0", {})])[0][0]
                     sent = time.perf_counter()
                     r.xadd(names.intake, {"type": "cancel", "job_id": job})
                     event: dict[str, str] | None = None
+                    deadline = time.monotonic() + 120
                     while event is None:
+                        if time.monotonic() > deadline:
+                            raise SystemExit(f"{solver}: no terminal event 120 s after the cancel")
                         for _, entries in r.xread({names.events: last}, block=1000) or []:
                             for entry_id, fields in entries:
                                 last = entry_id
@@ -159,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.service:
         limit = max(args.limits)
         for solver, ms, event in service_cancel(request, args.solvers, limit, args.cancel_at):
+            if ms is None:
+                print(f"{solver:9} service cancel at {args.cancel_at:g} s: the job ended first "
+                      "(set a larger limit or an earlier --cancel-at to time the cancel)")
+                continue
             ok = ms <= CANCEL_TARGET_S * 1000
             print(
                 f"{solver:9} service cancel at {args.cancel_at:g} s: {event.get('type')} "
