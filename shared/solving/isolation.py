@@ -54,10 +54,11 @@ PARENT_POLL_SECONDS = 0.02
 # its pricing rounds and LP solves: ~2 s at 120 x 200 measured (one round prices every row in
 # one C call), so 1 s here killed such solves and their rosters were lost.
 CANCEL_KILL_SECONDS = 5.0
-# Sending the result back: the child writes its JSON, the parent reads it (0.35 us per
-# employee-day measured at 5,000 x 366 through a pipe, ~0.02 us now), kept back from the
-# child's limit at twice the old figure.
-TRANSFER_SECONDS_PER_CELL = 0.7e-6
+# Sending the result back: the child stores it (~0.004 us per employee-day, a 7 ms SET at
+# 5,000 x 366) or writes it to a memory file the parent reads (~0.02 us); through the old pipe
+# it was 0.35 us, and keeping 0.7 us back left the solve 1.3 s of a 5 s limit unused at the
+# size limits. Kept back at five times the memory file's figure (decision 0036).
+TRANSFER_SECONDS_PER_CELL = 0.1e-6
 _FIELDS = (
     "generation",
     "total_generations",
