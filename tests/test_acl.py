@@ -184,6 +184,8 @@ def test_services_cannot_reach_outside_their_lane(acl_server: AclServer) -> None
     # A large result: the solver and the fallback only write it, the notifier's script moves
     # it; no one else reads it.
     assert not refused(solver, "SET", n.result("j", "t"), "{}")
+    assert not refused(solver, "UNLINK", n.result("j", "t"))  # one no outcome will name
+    assert refused(solver, "UNLINK", n.job("j"))
     assert refused(solver, "GET", n.result("j", "t"))
     assert refused(solver, "SET", n.terminal("j"), "1")
     assert refused(notifier, "GET", n.fence("c"))  # GET and DEL only on the results

@@ -57,6 +57,15 @@ def _pack(args: tuple[Any, ...]) -> bytes:
 LARGE_ARG_BYTES = 64 * 1024
 
 
+def _large(arg: Any) -> bool:
+    """A bytes-like argument sent as it is: large, and one contiguous buffer (a socket cannot
+    send a strided view; hiredis copies one correctly)."""
+    if not isinstance(arg, bytes | bytearray | memoryview):
+        return False
+    view = memoryview(arg)
+    return view.nbytes >= LARGE_ARG_BYTES and view.c_contiguous
+
+
 def chunks(args: tuple[Any, ...]) -> list[bytes | bytearray | memoryview]:
     """`args` as RESP in pieces: each large bytes-like argument a piece of its own, uncopied;
     the rest packed by hiredis. Joined, the pieces are exactly `pack(args)`."""
@@ -64,7 +73,7 @@ def chunks(args: tuple[Any, ...]) -> list[bytes | bytearray | memoryview]:
     out: list[bytes | bytearray | memoryview] = []
     head = [b"*%d\r\n" % len(args)]
     for arg in args:
-        if isinstance(arg, bytes | bytearray | memoryview) and len(arg) >= LARGE_ARG_BYTES:
+        if _large(arg):
             head.append(b"$%d\r\n" % memoryview(arg).nbytes)
             out += [b"".join(head), arg]
             head = [b"\r\n"]
@@ -76,9 +85,7 @@ def chunks(args: tuple[Any, ...]) -> list[bytes | bytearray | memoryview]:
 
 
 def _has_large(args: tuple[Any, ...]) -> bool:
-    return any(
-        isinstance(a, bytes | bytearray | memoryview) and len(a) >= LARGE_ARG_BYTES for a in args
-    )
+    return any(_large(a) for a in args)
 
 
 class HiredisPacking(AbstractConnection):

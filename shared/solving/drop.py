@@ -31,9 +31,11 @@ log = logging.getLogger("shiftstream.solver")
 
 # The least a roster's JSON takes per employee-day (`"D",` for a one-letter shift id).
 MIN_BYTES_PER_CELL = 4
-# A SET of 12 MB takes 15-40 ms on loopback; past this the service's own SET, with its
-# reconnecting client, is the better bet.
-STORE_TIMEOUT_SECONDS = 2.0
+# A SET of 12 MB takes 7-40 ms on loopback; past these the service's own SET, with its
+# reconnecting client, is the better bet. The deadline bounds the whole put, connecting and
+# retries included, well inside the 5 s the parent gives a cancelled child to answer.
+STORE_TIMEOUT_SECONDS = 1.0
+STORE_DEADLINE_SECONDS = 1.0
 
 
 def new_result_key(names: Names, job_id: str) -> str:
@@ -80,26 +82,34 @@ class ResultDrop:
 
 class Dropper:
     """The child's side of a `ResultDrop`: `connect()` early (in a thread, while the search
-    runs), `put()` once the result is rendered."""
+    runs), `put()` once the result is rendered. `put` gives up after `STORE_DEADLINE_SECONDS`
+    whatever the client does meanwhile (a Cluster or Sentinel client may retry for tens of
+    seconds against unresponsive nodes): the parent kills a child that does not answer in time,
+    and with it the roster."""
 
     def __init__(self, drop: ResultDrop) -> None:
         self.drop = drop
-        self._client: Any = None
+        self._node: Any = None
         self._lock = threading.Lock()
 
     def _ready(self) -> Any:
+        """The client of the node that holds the key (the one client outside a Cluster)."""
         with self._lock:
-            if self._client is None:
-                self._client = sync_client(
+            if self._node is None:
+                client = sync_client(
                     self.drop.settings,
                     socket_timeout=STORE_TIMEOUT_SECONDS,
                     socket_connect_timeout=STORE_TIMEOUT_SECONDS,
                 )
-            return self._client
+                if isinstance(client, RedisCluster):
+                    node = client.get_node_from_key(self.drop.key)  # type: ignore[no-untyped-call]
+                    client = client.get_redis_connection(node)
+                self._node = client
+            return self._node
 
     def connect(self) -> None:
         """Open the connection now, so that `put` does not pay for it (TLS, a Sentinel
-        lookup). Best effort: `put` tries again."""
+        lookup). Best effort: `put` tries again, within its deadline."""
         try:
             self._ready().ping()
         except Exception as err:
@@ -107,23 +117,34 @@ class Dropper:
 
     def put(self, data: bytes | bytearray) -> bool:
         """Store `data` under the drop's key if it is large enough; False when it is not
-        stored (too small, or Redis did not take it) and must go back the old way."""
+        stored (too small, Redis did not take it, or not within the deadline) and must go back
+        the old way. The service then stores it under the same key, so a SET that Redis made
+        after all is overwritten, not left behind (`Reports.completed`)."""
         if len(data) < self.drop.min_bytes:
             return False
-        try:
-            _set_uncopied(self._ready(), self.drop.key, data, self.drop.ttl)
-        except Exception as err:
-            log.warning("result store: SET %s failed (%r); sending it back", self.drop.key, err)
+        outcome: list[BaseException | None] = []
+
+        def store() -> None:
+            try:
+                _set_uncopied(self._ready(), self.drop.key, data, self.drop.ttl)
+                outcome.append(None)
+            except BaseException as err:
+                outcome.append(err)
+
+        worker = threading.Thread(target=store, name="result-store", daemon=True)
+        worker.start()
+        worker.join(STORE_DEADLINE_SECONDS)
+        if not outcome or outcome[0] is not None:
+            why = repr(outcome[0]) if outcome else f"no answer in {STORE_DEADLINE_SECONDS:g} s"
+            log.warning("result store: SET %s failed (%s); sending it back", self.drop.key, why)
             return False
         return True
 
 
-def _set_uncopied(client: Any, key: str, data: bytes | bytearray, ttl: int) -> None:
+def _set_uncopied(node: Any, key: str, data: bytes | bytearray, ttl: int) -> None:
     """SET `key` to `data` with the value sent as it is (shared/connection/packing.py): redis-py's
     own packing copies it into a growing buffer first, 90 ms of fresh pages in a new process."""
-    if isinstance(client, RedisCluster):
-        client = client.get_redis_connection(client.get_node_from_key(key))  # type: ignore[no-untyped-call]
-    pool = client.connection_pool
+    pool = node.connection_pool
     conn = pool.get_connection()
     try:
         conn.send_packed_command(chunks(("SET", key, data, "EX", ttl)))

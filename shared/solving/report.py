@@ -55,6 +55,7 @@ class Reports:
         elapsed_ms: float,
         used: Implementation,
         pipe: Any,
+        key: str | None = None,
     ) -> None:
         """`solved` rendered already (a guarded solve's) is published as rendered.
 
@@ -63,22 +64,26 @@ class Reports:
         outcome's XADD is sent, so the notifier never reads an outcome whose result is not
         there yet, on a Redis Cluster too (where the two live in different slots). Batched
         results are an inline solve's, small by `SOLVER_INLINE_MAX_CELLS`. A result that the
-        solve process stored itself (`Rendered.key`, shared/solving/drop.py) is only named.
+        solve process stored itself (`Rendered.key`, shared/solving/drop.py) is only named;
+        one it could not store goes under the same `key` (the solve's `ResultDrop.key`), so that
+        a SET of the child's that Redis made after all is overwritten, not left behind.
         """
         if isinstance(solved, Rendered):
             result, data = solved.summary, solved.data
         else:
             result, data = solved, solved.__pydantic_serializer__.to_json(solved)
         text_out: str | None = None
-        key = solved.key if isinstance(solved, Rendered) else None
-        if key is None and pipe is None and len(data) >= self.svc.settings.result_key_min_bytes:
-            key = new_result_key(self.names, job.job_id)
+        stored = solved.key if isinstance(solved, Rendered) else None
+        if stored is not None:
+            key = stored
+        elif pipe is None and len(data) >= self.svc.settings.result_key_min_bytes:
+            key = key or new_result_key(self.names, job.job_id)
             # The notifier deletes it as it writes the event; the TTL only bounds one that a
             # crash between the two writes left without an outcome. Sent as the bytes it was
             # rendered to: decoding 12 MB to text and encoding it back cost ~5 ms.
             await self.svc.redis.set(key, data, ex=self.svc.settings.idempotency_ttl_seconds)
-        elif key is None:
-            text_out = data.decode()
+        else:
+            key, text_out = None, data.decode()
         self.svc.metrics.solve_time(elapsed_ms, used.value)
         self.svc.metrics.job_out("completed", solver=used.value)
         await self.svc.publish(

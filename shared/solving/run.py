@@ -54,6 +54,8 @@ POLL_SECONDS = 0.01
 # nothing next to such a solve. The fallback keeps its greedy in-process: it is the last
 # resort, which nothing about child processes may fail.
 ISOLATED_GREEDY_MIN_CELLS = 100_000
+# A failing progress/cancel check is logged again only after this long without a failure.
+TICK_WARNING_QUIET_SECONDS = 5.0
 # Leave this much of the grace period for writing the outcome and acking.
 SHUTDOWN_MARGIN_SECONDS = 2.0
 # Beyond time limit + watchdog grace, this much more before a silent solve thread is abandoned.
@@ -139,34 +141,58 @@ class SolveRunner:
     ) -> None:
         """Solve and write how it ended: completed (a cancelled solve with a roster, too),
         cancelled, or `failed(err)`. A hand-back at shutdown propagates: the entry stays
-        pending for another worker and nothing is reported."""
+        pending for another worker and nothing is reported.
+
+        A large result goes under one key whoever stores it (`ResultDrop`: the solve's child,
+        else `Reports.completed`); when no outcome names that key in the end (a failure, a
+        hand-back, a child killed after its SET), it is unlinked, not left for a day.
+        """
         if await is_cancelled(self.svc.redis, self.svc.names, job.job_id):
             await reports.cancelled(job, f"cancelled before the {self.stage} solve started")
             return
+        drop = ResultDrop.for_solve(self.s, self.svc.names, job.job_id, cells_of(request))
+        key = drop.key if drop is not None else None
+        named = False
         try:
-            result, elapsed = await self.run(job, request, used)
-        except Cancelled as err:
-            await reports.cancelled(job, f"cancelled: {err}")
-            return
-        except HandBack:
-            raise
-        except Exception as err:
-            await failed(err)
-            return
-        await reports.completed(job, result, elapsed, used, None)
+            try:
+                result, elapsed = await self.run(job, request, used, drop)
+            except Cancelled as err:
+                await reports.cancelled(job, f"cancelled: {err}")
+                return
+            except HandBack:
+                raise
+            except Exception as err:
+                await failed(err)
+                return
+            await reports.completed(job, result, elapsed, used, None, key=key)
+            named = True
+        finally:
+            if key is not None and not named:
+                with contextlib.suppress(Exception):
+                    await self.svc.redis.unlink(key)
 
     async def run(
-        self, job: Job, request: SolveRequest, implementation: Implementation
+        self,
+        job: Job,
+        request: SolveRequest,
+        implementation: Implementation,
+        drop: ResultDrop | None = None,
     ) -> tuple[Rendered, float]:
         """Solve `request` for `job`: the result (rendered: its JSON and its summary) and the
-        solve's wall time in ms."""
+        solve's wall time in ms. With `drop`, a solve in a child process may store a large
+        result itself (`Rendered.key`)."""
         with solve_span(job.job_id, job.attempt, implementation.value) as span:
-            result, elapsed_ms = await self._watch(job, request, implementation, span)
+            result, elapsed_ms = await self._watch(job, request, implementation, span, drop)
             span.finished(result.summary)
         return result, elapsed_ms
 
     async def _watch(
-        self, job: Job, request: SolveRequest, implementation: Implementation, span: SolveSpan
+        self,
+        job: Job,
+        request: SolveRequest,
+        implementation: Implementation,
+        span: SolveSpan,
+        drop: ResultDrop | None,
     ) -> tuple[Rendered, float]:
         time_limit = self.time_limit(request)
         control = SolveControl()
@@ -185,7 +211,6 @@ class SolveRunner:
         self.svc.metrics.job_in()
         self.svc.metrics.queue_wait((now() - job.submitted_at) * 1000)
         started = time.perf_counter()
-        drop = ResultDrop.for_solve(self.s, self.svc.names, job.job_id, cells_of(request))
         task = asyncio.create_task(
             asyncio.to_thread(self._solve, request, implementation, time_limit, control, drop)
         )
@@ -193,6 +218,7 @@ class SolveRunner:
         # it), the job is not held hostage; it goes to the fallback as a timeout.
         abandon_at = started + time_limit + self.s.solver_watchdog_grace_seconds + STUCK_MARGIN
         stuck = False
+        quiet_until = 0.0
         try:
             while not task.done():
                 await asyncio.wait({task}, timeout=POLL_SECONDS)
@@ -213,7 +239,12 @@ class SolveRunner:
                 try:
                     await self._tick(job, control, reporter, span)
                 except Exception:  # progress and cancel checks are best effort
-                    log.warning("progress/cancel check of %s failed", job.job_id, exc_info=True)
+                    # Said once per outage, not at every 10 ms tick while Redis is away.
+                    if time.monotonic() >= quiet_until:
+                        log.warning(
+                            "progress/cancel check of %s failed", job.job_id, exc_info=True
+                        )
+                    quiet_until = time.monotonic() + TICK_WARNING_QUIET_SECONDS
         except BaseException:
             # Never leave a solve thread running behind an abandoned handler: it would hold a
             # CPU outside the concurrency limit. Stop it and wait (cancel acts within 200 ms).
@@ -234,9 +265,6 @@ class SolveRunner:
                 raise Cancelled(str(err) or "cancelled before a roster was found") from err
             raise
         if handed_back:
-            if result.key is not None:  # nobody will name it: not 12 MB for a day
-                with contextlib.suppress(Exception):
-                    await self.svc.redis.delete(result.key)
             raise HandBack(f"{self.stage}: solve of {job.job_id} handed back at shutdown")
         return result, (time.perf_counter() - started) * 1000
 
