@@ -51,6 +51,9 @@ def test_an_unchanged_bullmq_monolith_gets_rosters_through_shiftstream(
     make_stack: StackFactory, tmp_path: Path
 ) -> None:
     stack = make_stack(env=bridge_env())
+    # The intake's history is read below: its start-up trim must come before the first entry
+    # (a job bridged and consumed before it was trimmed away at start-up, under load).
+    stack.wait_for(lambda: stack.started("intake") >= 1, timeout=60, what="intake started")
     plan = uuid.uuid4().hex[:6]
     good, bad = f"{plan}-a", f"{plan}-b"
     # Curtois Instance 8 solves for its whole limit: progress events flow meanwhile.
