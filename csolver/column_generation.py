@@ -79,7 +79,8 @@ ROOT_ROUNDS = 40
 NEAR_ROOT = 0.05
 # Beyond the GA's sizes, a root whose first PACE_FROM rounds say that ROOT_ROUNDS would take
 # more than PACE_SLACK times its time left is given up and the time is the GA's (Instance 13:
-# its rounds grow to 2 s, and it converges after ~65 s). A root that kept its pace but not
+# its rounds grow to 1 s, and it converges after ~40 s), its pace the slower of its mean and
+# latest rounds (`_behind_pace`, decision 0037). A root that kept its pace but not
 # converged in its time is dived from once, whatever its bound (Instance 15: its capped
 # pricing leaves no bound, while its LP sits within 5 % of the optimum; decision 0026).
 PACE = True
@@ -111,6 +112,19 @@ SLICE_SECONDS = 0.05
 # labels at 0.4-0.5 s each, and a round took 6-10 s; at 2^14 those rounds were 3.5x faster and
 # the rows 1 % dearer in sum. A capped row is rule-abiding with a valid bound (0013, 0019).
 LABEL_CAP = 1 << 14
+
+
+def _behind_pace(rounds: int, spent: float, last: float, left: float) -> bool:
+    """Whether a root that took `spent` seconds for its `rounds` rounds, `last` of them for
+    the latest, clearly cannot finish ROOT_ROUNDS in the `left` seconds it has (never judged
+    before PACE_FROM rounds). A round costs more as the LP grows (Instance 20: 0.2 s at first,
+    0.75 s by round 20; Instance 13: 0.13 s, then 0.9 s), so the pace is the slower of the
+    mean round and the latest: by the mean alone such a root was given up only after a sixth
+    of a 60 s limit, all of it lost to the GA."""
+    if rounds < PACE_FROM:
+        return False
+    per_round = max(spent / rounds, last)
+    return per_round * (ROOT_ROUNDS - rounds) > PACE_SLACK * left
 
 
 def _build_first_highs_quietly() -> None:
@@ -534,18 +548,19 @@ class _Sub:
         """Columns until none improves (True), or time is up, or after `most` LP solves. With
         `smooth` > 0, pricing is at the prices pulled that far toward the best bound's
         (Wentges smoothing), and at the LP's own when that finds nothing. With `pace`, it
-        gives up once ROOT_ROUNDS rounds at the speed of those so far clearly cannot fit."""
+        gives up once ROOT_ROUNDS rounds at the speed of those so far (or of the last, when
+        it was slower) clearly cannot fit."""
         master = self.master
-        began = time.monotonic()
+        began = last = time.monotonic()
         for k in range(most + 1):
             if self.pb.stop():
                 break
             now = time.monotonic()
-            if pace and k >= PACE_FROM and ((now - began) / k * (ROOT_ROUNDS - k)
-                                             > PACE_SLACK * (until - now)):
+            if pace and _behind_pace(k, now - began, now - last, until - now):
                 _log.debug("root given up after %d rounds", k)
                 self.paced_out = True
                 break
+            last = now
             left = until - time.monotonic()
             if left <= 0 or not master.solve(left):
                 break

@@ -331,3 +331,23 @@ def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
     assert out is not None and out.root_lp is not None
     assert out.lower_bound is None or out.lower_bound <= 3828
     assert len(dives) == (1 if kept_pace and rounds >= cg.PACE_FROM else 0)
+
+
+def test_a_root_whose_rounds_grow_is_given_up_by_its_latest_round() -> None:
+    """The root's pace (a pure rule, no clock): its rounds grow with the LP, so a root whose
+    latest round is far slower than its mean is judged by the latest one, and given up while
+    most of its time is still the GA's; a steady root is judged as before, and none is
+    judged before PACE_FROM rounds."""
+    from csolver.column_generation import PACE_FROM, ROOT_ROUNDS, _behind_pace
+
+    rounds, left = 10, 9.0
+    # Instance 20 at a 60 s limit: ten rounds in 3.0 s, the latest 0.5 s: 30 more rounds at
+    # 0.5 s do not fit in 1.5 x 9 s, while at the mean 0.3 s they would
+    assert _behind_pace(rounds, 3.0, 0.5, left)
+    assert not _behind_pace(rounds, 3.0, 0.3, left)
+    # a steady root is judged by its mean: a fast latest round does not save a slow root
+    assert _behind_pace(rounds, 8.0, 0.1, left)
+    assert not _behind_pace(rounds, 1.0, 0.1, left)
+    # never before PACE_FROM rounds, however slow; never once ROOT_ROUNDS are done
+    assert not _behind_pace(PACE_FROM - 1, 30.0, 10.0, 1.0)
+    assert not _behind_pace(ROOT_ROUNDS, 30.0, 10.0, 1.0)
