@@ -229,8 +229,8 @@ def _child(
         )
         # The parent parses only the summary; the JSON goes as it is, or is stored already.
         summary = result.summary.model_dump_json()
-        if dropper is not None and drop is not None and dropper.put(result.data):
-            conn.send(("stored", summary, drop.key))
+        if dropper is not None and dropper.put(result.data):
+            conn.send(("stored", summary, dropper.drop.key))
         else:
             _send_result(conn, summary, result.data)
     except BaseException as err:  # everything goes back to the parent, typed by name
