@@ -13,6 +13,11 @@ N seconds and the row shows its uncovered count and the rest of its penalty, so 
 is at its bound and the polishing is what is missing). Instance 8, for one: the staff may work
 74 night shifts against a demand of 86, so 12 are uncovered in every roster, and the whole gap
 to its optimum of 1300 is request penalty.
+
+With `--solve`, a second line per instance is the roster's weekend ledger: the weekend slots
+left short are the demand the staff's weekends cannot meet, plus every weekend shift the roster
+did not spend on a short slot: weekends split (one day of two worked), weekends unspent,
+weekend slots over-covered (decision 0038).
 """
 
 from __future__ import annotations
@@ -63,6 +68,46 @@ def cover_bounds(p: Problem) -> CoverBounds:
     return CoverBounds(int(req.sum()), types, weekends, minutes)
 
 
+@dataclass(frozen=True)
+class WeekendLedger:
+    """Where a roster's weekend capacity goes, in shifts (two-day weekends)."""
+
+    demand: int  # shifts asked for on weekend days
+    capacity: int  # shifts the staff may work on weekends: max weekends x 2
+    split: int  # weekends of one day worked: a weekend of the budget spent on one shift
+    unspent: int  # shifts of the weekends nobody worked though they could
+    over: int  # weekend shifts beyond a slot's demand
+    short: int  # weekend slots left short, counted on the roster itself
+
+    @property
+    def balances(self) -> bool:
+        """short = demand - capacity + split + unspent + over, when every weekend has two days
+        and nobody works more weekends than allowed (then it is an identity)."""
+        return self.short == self.demand - self.capacity + self.split + self.unspent + self.over
+
+
+def weekend_ledger(p: Problem, roster: np.ndarray) -> WeekendLedger:
+    weekend = np.asarray(p.weekend)
+    on_weekend = weekend >= 0
+    req = np.asarray(p.cover_req, dtype=np.int64)
+    counts = np.zeros_like(req)
+    employees, days = np.nonzero(roster >= 0)
+    np.add.at(counts, (days, roster[employees, days]), 1)
+    days_worked = np.zeros((p.n_employees, p.n_weekends), dtype=np.int64)
+    working = (roster[:, on_weekend] >= 0).astype(np.int64)
+    np.add.at(days_worked.T, weekend[on_weekend], working.T)
+    allowed = np.minimum(np.asarray(p.max_weekends, dtype=np.int64), p.n_weekends)
+    worked = (days_worked > 0).sum(axis=1)
+    return WeekendLedger(
+        demand=int(req[on_weekend].sum()),
+        capacity=int(allowed.sum()) * 2,
+        split=int((days_worked == 1).sum()),
+        unspent=int(np.maximum(allowed - worked, 0).sum()) * 2,
+        over=int(np.maximum(counts - req, 0)[on_weekend].sum()),
+        short=int(np.maximum(req - counts, 0)[on_weekend].sum()),
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--instances", default="1-12")
@@ -93,6 +138,11 @@ def main() -> int:
             ev = evaluate(p, roster)
             short, short_penalty = uncovered(p, roster)
             line += f"{ev.penalty:>10}{short:>10}{ev.penalty - short_penalty:>6}"
+            w = weekend_ledger(p, roster)
+            line += (f"\n{'':<12}weekends: {w.short} short"
+                     f" {'=' if w.balances else '(not a balance)'} demand {w.demand}"
+                     f" - capacity {w.capacity} + split {w.split} + unspent {w.unspent}"
+                     f" + over {w.over}")
         print(line, flush=True)
     return 0
 

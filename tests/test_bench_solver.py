@@ -86,3 +86,33 @@ def test_the_instance_table_has_means_bounds_and_peak_memory() -> None:
         assert float(gap) == 0 and hard == "0" and feasible == "2" and int(peak) > 0
     assert re.search(r"^mean gap\s+0\.00  over 2 of 2 instances", table, re.M), table
     assert "infeasible runs: none" in table
+
+
+def test_the_weekend_ledger_accounts_for_every_short_weekend_slot() -> None:
+    """bench/cover_bounds.py's ledger: a weekend slot is short because the staff's weekends
+    cannot reach it, or because a weekend shift went elsewhere (split, unspent, over)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import numpy as np
+    from cover_bounds import weekend_ledger
+
+    from shared.roster.curtois import bench_dir, roster_from_tsv
+    from tests.csolver_helpers import instance
+
+    p = instance(10)
+    nobody = np.full((p.n_employees, p.n_days), -1, dtype=np.int32)
+    empty = weekend_ledger(p, nobody)
+    assert (empty.short, empty.split, empty.over) == (empty.demand, 0, 0)
+    assert empty.unspent == empty.capacity and empty.balances
+    saturday = int(np.nonzero(np.asarray(p.weekend) == 0)[0][0])
+    asked = int(np.nonzero(p.cover_req[saturday])[0][0])
+    one = nobody.copy()
+    one[0, saturday] = asked  # one Saturday worked: a weekend of the budget on one shift
+    w = weekend_ledger(p, one)
+    assert (w.split, w.unspent, w.short, w.over) == (1, empty.capacity - 2, empty.demand - 1, 0)
+    crowd = one.copy()
+    crowd[1 : 1 + int(p.cover_req[saturday, asked]), saturday] = asked  # one more than asked
+    w = weekend_ledger(p, crowd)
+    assert w.over == 1 and w.balances
+    for path in sorted((bench_dir() / "solutions").glob("Instance*_obj*.tsv")):
+        problem = instance(int(path.name.split("_")[0].removeprefix("Instance")))
+        assert weekend_ledger(problem, roster_from_tsv(path.read_text(), problem)).balances
