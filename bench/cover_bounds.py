@@ -37,6 +37,7 @@ from bench_solver import bench_dir, optimum_table, parse_range, uncovered  # noq
 
 from shared.roster.compiled import Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.rules import cover_counts  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -51,17 +52,21 @@ class CoverBounds:
         return max(self.types, self.weekends, self.minutes)
 
 
+def weekend_capacity(p: Problem) -> int:
+    """The shifts the staff may work on weekend days: each one's weekends x days a weekend."""
+    weekend = np.asarray(p.weekend)
+    if not (weekend >= 0).any():
+        return 0
+    days_per_weekend = int(np.bincount(weekend[weekend >= 0]).max())
+    return sum(min(int(m), p.n_weekends) for m in p.max_weekends) * days_per_weekend
+
+
 def cover_bounds(p: Problem) -> CoverBounds:
     req = np.asarray(p.cover_req, dtype=np.int64)
     per_type = np.minimum(np.asarray(p.max_shifts, dtype=np.int64), p.n_days).sum(axis=0)
     types = int(np.maximum(req.sum(axis=0) - per_type, 0).sum())
-    weekend = np.asarray(p.weekend)
-    on_weekend = weekend >= 0
-    weekends = 0
-    if on_weekend.any():
-        days_per_weekend = int(np.bincount(weekend[on_weekend]).max())
-        may_work = sum(min(int(m), p.n_weekends) for m in p.max_weekends) * days_per_weekend
-        weekends = max(0, int(req[on_weekend].sum()) - may_work)
+    on_weekend = np.asarray(p.weekend) >= 0
+    weekends = max(0, int(req[on_weekend].sum()) - weekend_capacity(p))
     shortest = int(np.min(p.length))
     fit = sum(int(m) // shortest for m in p.max_minutes)
     minutes = max(0, int(req.sum()) - fit)
@@ -73,7 +78,7 @@ class WeekendLedger:
     """Where a roster's weekend capacity goes, in shifts (two-day weekends)."""
 
     demand: int  # shifts asked for on weekend days
-    capacity: int  # shifts the staff may work on weekends: max weekends x 2
+    capacity: int  # shifts the staff may work on weekends (`weekend_capacity`)
     split: int  # weekends of one day worked: a weekend of the budget spent on one shift
     unspent: int  # shifts of the weekends nobody worked though they could
     over: int  # weekend shifts beyond a slot's demand
@@ -90,9 +95,7 @@ def weekend_ledger(p: Problem, roster: np.ndarray) -> WeekendLedger:
     weekend = np.asarray(p.weekend)
     on_weekend = weekend >= 0
     req = np.asarray(p.cover_req, dtype=np.int64)
-    counts = np.zeros_like(req)
-    employees, days = np.nonzero(roster >= 0)
-    np.add.at(counts, (days, roster[employees, days]), 1)
+    counts = np.asarray(cover_counts(p, roster.tolist()), dtype=np.int64)
     days_worked = np.zeros((p.n_employees, p.n_weekends), dtype=np.int64)
     working = (roster[:, on_weekend] >= 0).astype(np.int64)
     np.add.at(days_worked.T, weekend[on_weekend], working.T)
@@ -100,7 +103,7 @@ def weekend_ledger(p: Problem, roster: np.ndarray) -> WeekendLedger:
     worked = (days_worked > 0).sum(axis=1)
     return WeekendLedger(
         demand=int(req[on_weekend].sum()),
-        capacity=int(allowed.sum()) * 2,
+        capacity=weekend_capacity(p),
         split=int((days_worked == 1).sum()),
         unspent=int(np.maximum(allowed - worked, 0).sum()) * 2,
         over=int(np.maximum(counts - req, 0)[on_weekend].sum()),
