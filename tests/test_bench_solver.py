@@ -116,3 +116,44 @@ def test_the_weekend_ledger_accounts_for_every_short_weekend_slot() -> None:
     for path in sorted((bench_dir() / "solutions").glob("Instance*_obj*.tsv")):
         problem = instance(int(path.name.split("_")[0].removeprefix("Instance")))
         assert weekend_ledger(problem, roster_from_tsv(path.read_text(), problem)).balances
+
+
+def test_column_root_shows_the_root_converging_and_prices_rows_at_their_marginal_cost() -> None:
+    """bench/column_root.py: the unpaced root's rounds as the column phase logs them, and a
+    row's marginal cost is exactly what it adds to the roster's penalty."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from itertools import pairwise
+
+    from column_root import marginal_costs, pricing_quality, root_curve, row_cost
+
+    import csolver
+    from csolver.column_generation import request_penalties
+    from shared.roster.curtois import bench_dir, roster_from_tsv
+    from tests.csolver_helpers import instance
+
+    p = instance(1)  # proven optimum 607
+    curve = root_curve(p, 30.0)
+    assert curve.converged and len(curve.rounds) > 2
+    lps = [r.lp for r in curve.rounds]
+    assert all(b <= a + 1e-6 for a, b in pairwise(lps))  # columns only add
+    assert [r.round for r in curve.rounds] == list(range(len(curve.rounds)))
+    assert all(r.bound <= 607 + 1e-6 for r in curve.rounds)
+    assert curve.rounds[-1].bound <= curve.rounds[-1].lp + 1e-6 <= 607 + 1e-6
+
+    path = next((bench_dir() / "solutions").glob("Instance1_obj*.tsv"))
+    roster = roster_from_tsv(path.read_text(), p)
+    e, d, s = len(p.employee_ids), p.n_days, int(p.length.size)
+    arrays = {"on_ptr": p.on_ptr, "on_shift": p.on_shift, "on_weight": p.on_weight,
+              "off_ptr": p.off_ptr, "off_shift": p.off_shift, "off_weight": p.off_weight}
+    pen = request_penalties(arrays, e, d, s)
+    penalty = csolver.score(p, roster)[1]
+    for emp in (0, e // 2, e - 1):
+        cost = marginal_costs(p, roster, emp, pen)
+        off = roster.copy()
+        off[emp] = -1
+        assert penalty - csolver.score(p, off)[1] == (
+            row_cost(cost, roster[emp]) - row_cost(cost, off[emp]))
+    q = pricing_quality(p, roster)
+    assert q.employees == e
+    assert (q.phase_worse, q.search_worse) == (0, 0)  # exact on 14-day rows: never dearer
+    assert q.bound_gap >= 0  # a proven bound is never above a row that exists
