@@ -100,6 +100,9 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
 int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
                         int32_t count);
+int gr_price_rows_from(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                       int32_t count, const int32_t *start_rows);
 """
 
 ffibuilder = FFI()

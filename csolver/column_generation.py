@@ -100,6 +100,7 @@ FORBIDDEN = np.iinfo(np.int64).max
 UNKNOWN = np.iinfo(np.int64).min
 PROVEN_NONE = np.iinfo(np.int64).max  # gr_price_rows_bounded: no row keeps every rule
 PIN_FREE = -2  # GR_FREE: a cell the request does not pin
+NO_START = -2  # gr_price_rows_from: a start row whose first value this is gives no incumbent
 # gr_price_rows: a rule-abiding row the label search could not prove cheapest (decision 0013)
 CAPPED = -2
 COST_LIMIT = 1 << 40
@@ -286,7 +287,7 @@ class _Pricer:
     def __init__(self, c_problem: Any, e: int, d: int, s: int, keep: Any = None,
                  label_cap: int = -1) -> None:
         self.c = c_problem
-        self.label_cap = label_cap  # gr_price_rows_range's (-1: C's default)
+        self.label_cap = label_cap  # gr_price_rows_from's (-1: C's default)
         self.keep = keep  # the buffers a sub-problem's struct points into
         self.e, self.d, self.s = e, d, s
         self.rows = np.full((e, d), -1, dtype=np.int32)
@@ -296,10 +297,15 @@ class _Pricer:
         self.slice = 1  # employees priced per C call (grown to SLICE_SECONDS a call)
 
     def price(self, cost: npt.NDArray[np.int64], stop: Callable[[], bool] = lambda: False,
+              start: npt.NDArray[np.int32] | None = None,
               ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]] | None:
         """Each employee's cheapest row under `cost` and its status: 0 rule-abiding and
         cheapest, CAPPED rule-abiding but not proven cheapest (`bound` then holds a lower
-        bound), -1 no row. None when `stop` said so between two slices of employees."""
+        bound), -1 no row. None when `stop` said so between two slices of employees. `start`
+        [e, d]: a known row per employee (first value NO_START: none) that the search begins
+        from as its incumbent (gr_price_rows_from)."""
+        first_rows = (ffi.NULL if start is None
+                      else ffi.cast("int32_t *", ffi.from_buffer(start)))
         args = (self.c, ffi.cast("int64_t *", ffi.from_buffer(cost)),
                 ffi.cast("int32_t *", ffi.from_buffer(self.rows)),
                 ffi.cast("int64_t *", ffi.from_buffer(self.hard)),
@@ -310,9 +316,9 @@ class _Pricer:
                 return None
             count = min(self.e - first, self.slice)
             began = time.monotonic()
-            code = lib.gr_price_rows_range(*args, self.label_cap, first, count)
+            code = lib.gr_price_rows_from(*args, self.label_cap, first, count, first_rows)
             if code != 0:
-                raise RuntimeError(f"gr_price_rows_range failed with code {code}")
+                raise RuntimeError(f"gr_price_rows_from failed with code {code}")
             # the next slice sized to take about SLICE_SECONDS at this slice's speed
             spent = max(time.monotonic() - began, 1e-6)
             self.slice = int(min(self.e, max(1, SLICE_SECONDS * count / spent)))
@@ -495,7 +501,7 @@ class _Sub:
             cost[i, a + day, :] = FORBIDDEN
             cost[i, a + day, val] = keep
         began = time.monotonic()
-        got = self.pricer.price(cost, pb.stop)
+        got = self.pricer.price(cost, pb.stop, self._support_rows())
         self.pricing += time.monotonic() - began
         if got is None:
             return -1  # stopped: not a round that found nothing
@@ -542,6 +548,26 @@ class _Sub:
             if (valid | (self.pricer.bound != UNKNOWN)).all() and estimate > self.estimate:
                 self.estimate, self.center = estimate, at.copy()
         return added
+
+    def _support_rows(self) -> npt.NDArray[np.int32] | None:
+        """Each employee's row with the largest value in the LP just solved (NO_START where it
+        has none), for pricing to start from: a search that hits its cap then still returns a
+        row no dearer than one the LP uses, and prunes by its cost from the start (Instance
+        15: capped searches returned rows dearer than the LP's own, and the root stopped 3.8 %
+        above the optimum; decision 0039). The whole problem only: a region's master holds
+        rows of its days alone."""
+        master = self.master
+        if self.base is not None or not master.rows:
+            return None
+        x = master.values()[: len(master.rows)]
+        owner = np.asarray(master.owner)
+        order = np.lexsort((x, owner))  # by employee, then by value: each one's last is its best
+        last = order[np.r_[owner[order][1:] != owner[order][:-1], True]]
+        start = np.full((self.pb.e, self.pb.d), NO_START, dtype=np.int32)
+        used = last[x[last] > 1e-9]
+        if used.size:
+            start[owner[used]] = np.asarray(master.rows)[used]
+        return start
 
     def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0,
                  pace: bool = False) -> bool:

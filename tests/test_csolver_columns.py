@@ -193,9 +193,9 @@ def test_a_stop_during_a_pricing_round_is_seen_before_the_round_ends(
         def __getattr__(self, name: str) -> object:
             return getattr(real, name)
 
-        def gr_price_rows_range(self, *args: object) -> int:
+        def gr_price_rows_from(self, *args: object) -> int:
             Counting.calls += 1
-            return int(real.gr_price_rows_range(*args))
+            return int(real.gr_price_rows_from(*args))
 
     monkeypatch.setattr(cg, "lib", Counting())
     p = instance(13)
@@ -351,3 +351,75 @@ def test_a_root_whose_rounds_grow_is_given_up_by_its_latest_round() -> None:
     # never before PACE_FROM rounds, however slow; never once ROOT_ROUNDS are done
     assert not _behind_pace(PACE_FROM - 1, 30.0, 10.0, 1.0)
     assert not _behind_pace(ROOT_ROUNDS, 30.0, 10.0, 1.0)
+
+
+def test_pricing_starts_from_each_employees_row_in_the_lps_support() -> None:
+    """The rows pricing starts from are, per employee, the row with the largest value in the
+    LP just solved, and none for an employee the LP meets only by its artificial."""
+    from csolver.column_generation import NO_START, _Problem, _Region, _Sub
+
+    p = instance(7)
+    packed = _Packed(p)
+    e, d = packed.shape
+    pb = _Problem(packed.c, packed.arrays, e, d, lambda: False, lambda r, k: None,
+                  lambda n: None)
+    sub = _Sub(pb, _Region(np.arange(e), 0, d), None)
+    known = csolver.solve_generetic(p, time_limit=1, seed=1, control=SolveControl(),
+                                    column_share=0).roster
+    for emp in range(e - 1):  # the last employee has no row: the artificial meets it
+        sub.master.add(emp, known[emp], sub.row_cost(emp, known[emp]))
+        off = np.full(d, -1, np.int32)
+        sub.master.add(emp, off, sub.row_cost(emp, off))
+    assert sub.master.solve(10.0)
+    start = sub._support_rows()
+    assert start is not None
+    x = sub.master.values()[: len(sub.master.rows)]
+    owner = np.asarray(sub.master.owner)
+    for emp in range(e - 1):
+        mine = np.nonzero(owner == emp)[0]
+        best = mine[np.argmax(x[mine])]
+        assert x[best] > 0.5
+        assert (start[emp] == sub.master.rows[best]).all()
+    assert start[e - 1, 0] == NO_START
+
+
+def test_pricing_at_a_roots_prices_finds_the_rows_that_price_out() -> None:
+    """At the duals where Instance 15's root used to stop, 3.8 % above the optimum (its LP's
+    own rows and prices, stored from that root), pricing at the column phase's cap starts from
+    the LP's rows: no row comes back dearer than the LP's own, and most of those that price out
+    are found (the search from no start, with the moves' few multiplier steps, found 2 of 45
+    and returned 23 capped rows dearer than the LP's; decision 0039)."""
+    from pathlib import Path
+
+    from csolver.column_generation import LABEL_CAP, NO_START, SCALE, _Pricer
+
+    p = instance(15)
+    packed = _Packed(p)
+    e, d = packed.shape
+    s = len(p.shift_ids)
+    stored = np.load(Path(__file__).parent / "data" / "instance15_root_prices.npz")
+    pi, mu, start = stored["pi"], stored["mu"], stored["start"].astype(np.int32)
+    mu = np.clip(mu, -np.asarray(p.cover_over), np.asarray(p.cover_under))
+    table = request_penalties(packed.arrays, e, d, s).astype(np.float64)
+    table[:, :, :s] -= mu[None, :, :]
+    cost = np.ascontiguousarray(np.rint(table * SCALE).astype(np.int64))
+    days = np.arange(d)
+
+    def reduced(rows: np.ndarray) -> np.ndarray:
+        return table[np.arange(e)[:, None], days[None, :], np.where(rows < 0, s, rows)].sum(
+            axis=1) - pi
+
+    assert (start[:, 0] != NO_START).all()
+    assert np.abs(reduced(start)).max() < 1e-6  # the LP's basic rows: reduced cost zero
+    got = _Pricer(packed.c, e, d, s, label_cap=LABEL_CAP).price(cost, start=start)
+    assert got is not None
+    rows, hard = got
+    assert (hard != -1).all()
+    rc = reduced(rows)
+    assert (rc <= 1e-6).all(), rc.max()  # never dearer than the row the LP has
+    assert (rc < -1e-5).sum() >= 12
+    assert evaluate(p, start).hard_violations == 0
+    for emp in range(e):  # each priced row keeps every rule (hard rules are per employee)
+        one = start.copy()
+        one[emp] = rows[emp]
+        assert evaluate(p, one).hard_violations == 0, emp

@@ -256,4 +256,17 @@ int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *
                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
                         int32_t count);
 
+/*
+ * gr_price_rows_range from known rows: start_rows (E*D int32, -1 = off; may be NULL) holds a
+ * row per employee that the search starts from as its incumbent, when it keeps every rule and
+ * uses only cells cell_cost allows; a row whose first value is -2 gives none. Each result is
+ * that row or a cheaper one. Column generation passes each employee's row in the LP's
+ * support, whose reduced cost is zero, so the search looks only for rows that price out
+ * (Instance 15 near its root's optimum: 5 rows of 45 capped at 2^14 labels instead of 21;
+ * decision 0039). Ignored on large rows, which stay quick.
+ */
+int gr_price_rows_from(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                       int32_t count, const int32_t *start_rows);
+
 #endif

@@ -229,6 +229,18 @@ static inline int gr_ctx_tick(gr_ctx *c, int scored)
 #define GR_ROW_FEASIBLE 2
 int gr_label_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
                  const int64_t *cell, size_t label_cap, int32_t *out, int64_t *bound);
+/* gr_label_row as pricing runs it (column generation's cheapest row under the LP's prices):
+ * - from a known row (D values, -1 = off; NULL = none): when it keeps every rule and uses only
+ *   cells allowed under `cell`, it is the search's first incumbent, so the result is that row
+ *   or a cheaper one, and the search prunes by its cost from the start (ignored when label_cap
+ *   is 0: the quick construction would return it unchanged);
+ * - with a longer multiplier search for the bound (PRICING_*_ITERATIONS).
+ * At an LP's fractional prices the labelling's bound with the moves' few multiplier steps was
+ * far below the cheapest row (Instance 15: 1 400 points), the beam found no incumbent, and
+ * half the rows hit the cap dearer than rows the LP already had (decision 0039). */
+int gr_price_row(gr_dp *dp, const gr_problem *p, const int32_t *vrep, int32_t e,
+                 const int64_t *cell, size_t label_cap, const int32_t *start, int32_t *out,
+                 int64_t *bound);
 /* label_cap: labels the exact search may keep (~50 bytes each) before it returns its incumbent
  * as GR_ROW_FEASIBLE; 0 = no exact search (a rule-abiding row, cheapest when the bounds prove
  * it). Pricing searches longest, a GA move briefly, the constructive start not at all. */

@@ -20,7 +20,7 @@ int gr_price_rows_bounded(const gr_problem *p, const int64_t *cell_cost, int32_t
 /* Employees [first, first + count) of the problem. */
 static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                        int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int large_quick,
-                       int32_t first, int32_t count)
+                       int32_t first, int32_t count, const int32_t *start)
 {
     int rc = gr_validate(p);
     if (rc != GR_OK)
@@ -66,8 +66,8 @@ static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *r
         const size_t cap = label_cap >= 0 && !(large_quick && gr_row_large(p, e))
                                ? (size_t)label_cap
                                : gr_row_large(p, e) ? 0 : GR_LABEL_CAP_PRICING;
-        int status = gr_label_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, cap, row,
-                                  &bound);
+        int status = gr_price_row(&st.dp, p, st.vrep, e, cell_cost + (int64_t)e * D * V, cap,
+                                  start ? start + (int64_t)e * D : NULL, row, &bound);
         if (bound_out)
             bound_out[e] = bound;
         if (status == GR_ROW_NONE) {
@@ -86,14 +86,23 @@ int gr_price_rows_effort(const gr_problem *p, const int64_t *cell_cost, int32_t 
                          int64_t *hard_out, int64_t *bound_out, int64_t label_cap)
 {
     return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 0, 0,
-                       p ? p->n_employees : 0);
+                       p ? p->n_employees : 0, NULL);
 }
 
 int gr_price_rows_range(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
                         int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
                         int32_t count)
 {
-    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 1, first, count);
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 1, first, count,
+                       NULL);
+}
+
+int gr_price_rows_from(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,
+                       int64_t *hard_out, int64_t *bound_out, int64_t label_cap, int32_t first,
+                       int32_t count, const int32_t *start_rows)
+{
+    return price_range(p, cell_cost, rows_out, hard_out, bound_out, label_cap, 1, first, count,
+                       start_rows);
 }
 
 int gr_price_rows(const gr_problem *p, const int64_t *cell_cost, int32_t *rows_out,

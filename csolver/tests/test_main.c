@@ -625,6 +625,69 @@ static void test_price_rows_exact(uint64_t seed)
     release(&o);
 }
 
+static int64_t row_cost(const int64_t *cost, const int32_t *row, int32_t D, int32_t S)
+{
+    int64_t c = 0;
+    for (int32_t d = 0; d < D; d++) {
+        int64_t k = cost[d * (S + 1) + (row[d] < 0 ? S : row[d])];
+        if (k == GR_FORBIDDEN)
+            return INT64_MAX;
+        c += k;
+    }
+    return c;
+}
+
+/* gr_price_rows_from on one employee (test_label_random's problem, `best` and `first` two of
+ * its rule-abiding rows, `best` the cheapest; INT64_MAX: none): the row it returns keeps every
+ * rule and is never dearer than a start row that keeps them, even when the search is capped
+ * at one label; a start row that breaks a rule or uses a forbidden cell is not returned, and
+ * changes nothing where the search is exact. */
+static void check_price_from(const gr_problem *p, const int64_t *cost, gr_rng *rng, int round,
+                             int64_t best, const int32_t *best_row, int64_t first_cost,
+                             const int32_t *first_row)
+{
+    const int32_t D = p->n_days, S = p->n_shifts;
+    int32_t out[16], junk[16];
+    int64_t hard, bound, h, pen, cold_hard, cold_bound;
+    if (best != INT64_MAX) {
+        CHECK(gr_price_rows_from(p, cost, out, &hard, &bound, 1, 0, 1, best_row) == GR_OK,
+              "pricing from a row failed");
+        gr_score_unchecked(p, out, &h, &pen);
+        CHECK(h == 0 && row_cost(cost, out, D, S) == best,
+              "round %d: from the cheapest row (%lld), capped: %lld with %lld broken", round,
+              (long long)best, (long long)row_cost(cost, out, D, S), (long long)h);
+        CHECK(gr_price_rows_from(p, cost, out, &hard, &bound, 1, 0, 1, first_row) == GR_OK,
+              "pricing from a row failed");
+        gr_score_unchecked(p, out, &h, &pen);
+        CHECK(h == 0 && row_cost(cost, out, D, S) <= first_cost,
+              "round %d: from a row of %lld, capped: %lld with %lld broken", round,
+              (long long)first_cost, (long long)row_cost(cost, out, D, S), (long long)h);
+    }
+    for (int32_t d = 0; d < D; d++)
+        junk[d] = gr_rng_below(rng, S + 1) - 1;
+    int32_t cold[16];
+    CHECK(gr_price_rows_range(p, cost, cold, &cold_hard, &cold_bound, -1, 0, 1) == GR_OK &&
+              gr_price_rows_from(p, cost, out, &hard, &bound, -1, 0, 1, junk) == GR_OK,
+          "pricing from a random row failed");
+    CHECK((hard == -1) == (cold_hard == -1), "round %d: a random start row made a row %s",
+          round, hard == -1 ? "vanish" : "appear");
+    if (hard != -1) {
+        gr_score_unchecked(p, out, &h, &pen);
+        CHECK(h == 0 && row_cost(cost, out, D, S) != INT64_MAX,
+              "round %d: from a random row, %lld broken", round, (long long)h);
+        if (hard == 0 && cold_hard == 0)
+            CHECK(row_cost(cost, out, D, S) == row_cost(cost, cold, D, S),
+                  "round %d: exact rows of %lld and %lld", round,
+                  (long long)row_cost(cost, out, D, S), (long long)row_cost(cost, cold, D, S));
+    }
+    junk[0] = -2; /* no start */
+    CHECK(gr_price_rows_from(p, cost, out, &hard, &bound, -1, 0, 1, junk) == GR_OK,
+          "pricing without a start failed");
+    CHECK(hard == cold_hard && bound == cold_bound, "round %d: no start differs", round);
+    for (int32_t d = 0; d < D; d++)
+        CHECK(out[d] == cold[d], "round %d: no start differs on day %d", round, d);
+}
+
 /* The labelling DP against brute force on random small problems with every rule drawn at
  * random (several binding per-type maxima, minutes windows in mixed shift lengths, weekends,
  * runs, rotation, fixed days off, pins through forbidden costs), under random costs: its row
@@ -690,7 +753,8 @@ static void test_label_random(uint64_t seed, int rounds)
             cost[i] = gr_rng_below(&rng, 12) == 0 ? GR_FORBIDDEN
                                                    : (int64_t)gr_rng_below(&rng, 61) - 30;
         CHECK(gr_price_rows_bounded(p, cost, row, &hard, &bound) == GR_OK, "pricing failed");
-        int64_t best = INT64_MAX;
+        int64_t best = INT64_MAX, first_cost = INT64_MAX;
+        int32_t best_row[16], first_row[16];
         for (int64_t code = 0; code < n_rows; code++) {
             int64_t x = code, c = 0;
             for (int32_t d = 0; d < D; d++, x /= V) {
@@ -702,9 +766,16 @@ static void test_label_random(uint64_t seed, int rounds)
                 continue;
             int64_t h, pen;
             gr_score_unchecked(p, hard_row, &h, &pen);
-            if (h == 0)
+            if (h == 0) {
                 best = c;
+                memcpy(best_row, hard_row, (size_t)D * sizeof *hard_row);
+                if (first_cost == INT64_MAX) {
+                    first_cost = c;
+                    memcpy(first_row, hard_row, (size_t)D * sizeof *hard_row);
+                }
+            }
         }
+        check_price_from(p, cost, &rng, round, best, best_row, first_cost, first_row);
         /* -2 (rule-abiding, not proven cheapest) only when the label search is capped, which
          * a build with tiny caps (GR_TEST_TINY_CAPS) forces */
         CHECK((hard == 0 || hard == -2) == (best != INT64_MAX),
@@ -1153,6 +1224,41 @@ static void test_explain(const gr_problem *p, uint64_t seed)
     free(cover);
 }
 
+/* gr_price_rows_from on a benchmark problem under random costs (an LP's prices are of this
+ * kind: any sign, most cells cheap to move): from each employee's exact row, a search capped
+ * at one label returns a row no dearer than it, and keeps every rule. */
+static void test_price_from(const gr_problem *p, uint64_t seed)
+{
+    const int32_t E = p->n_employees, D = p->n_days, V = p->n_shifts + 1;
+    int64_t *cost = malloc((size_t)E * D * V * sizeof *cost);
+    int64_t *hard = malloc((size_t)E * 2 * sizeof *hard), *bound = hard + E;
+    int32_t *exact = malloc((size_t)E * D * 2 * sizeof *exact), *out = exact + (size_t)E * D;
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < (int64_t)E * D * V; i++)
+        cost[i] = (int64_t)gr_rng_below(&rng, 101) - 50;
+    CHECK(gr_price_rows_range(p, cost, exact, hard, bound, -1, 0, E) == GR_OK, "pricing failed");
+    int64_t *want = malloc((size_t)E * sizeof *want);
+    for (int32_t e = 0; e < E; e++)
+        want[e] = hard[e] == -1 ? INT64_MAX : row_cost(cost + (int64_t)e * D * V,
+                                                       exact + (int64_t)e * D, D, V - 1);
+    CHECK(gr_price_rows_from(p, cost, out, hard, bound, 1, 0, E, exact) == GR_OK,
+          "pricing from rows failed");
+    for (int32_t e = 0; e < E; e++) {
+        if (want[e] == INT64_MAX || gr_row_large(p, e))
+            continue; /* no start; large rows stay quick */
+        const int32_t *row = out + (int64_t)e * D;
+        CHECK(hard[e] != -1 && gr_row_keeps_maxima(p, e, row) &&
+                  row_cost(cost + (int64_t)e * D * V, row, D, V - 1) <= want[e],
+              "employee %d: from a row of %lld, %lld (status %lld)", e, (long long)want[e],
+              (long long)row_cost(cost + (int64_t)e * D * V, row, D, V - 1), (long long)hard[e]);
+    }
+    free(want);
+    free(cost);
+    free(hard);
+    free(exact);
+}
+
 int main(int argc, char **argv)
 {
     owned o = {0};
@@ -1192,6 +1298,7 @@ int main(int argc, char **argv)
         if (o.p.n_days < 182)
             test_pins(&o.p, 9 + (uint64_t)i);
         test_explain(&o.p, 21 + (uint64_t)i);
+        test_price_from(&o.p, 31 + (uint64_t)i);
         release(&o);
     }
     if (failures)
