@@ -43,6 +43,7 @@ import csolver  # noqa: E402
 from csolver import column_generation as cg  # noqa: E402
 from shared.roster.compiled import Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.rules import cover_counts  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,6 @@ class RootRound:
 class RootCurve:
     rounds: list[RootRound]
     converged: bool | None  # None: the root was not run (too many cover rows)
-    seconds: float
 
 
 class _Rounds(logging.Handler):
@@ -86,9 +86,9 @@ class _Rounds(logging.Handler):
 
 def root_curve(p: Problem, seconds: float) -> RootCurve:
     """The root of the column phase over the whole problem, unpaced, for at most `seconds`."""
-    packed = csolver._Packed(p)
     if p.n_days * int(p.length.size) > cg.MAX_COVER_ROWS:
-        return RootCurve([], None, 0.0)
+        return RootCurve([], None)
+    packed = csolver._Packed(p)
     log = logging.getLogger(cg.__name__)
     began = time.monotonic()
     handler = _Rounds(began)
@@ -106,9 +106,7 @@ def root_curve(p: Problem, seconds: float) -> RootCurve:
         cg.PACE = pace
         log.setLevel(level)
         log.removeHandler(handler)
-    converged = bool(handler.converged)
-    last = handler.rounds[-1].seconds if handler.rounds else 0.0
-    return RootCurve(handler.rounds, converged, last)
+    return RootCurve(handler.rounds, bool(handler.converged))
 
 
 @dataclass(frozen=True)
@@ -122,16 +120,18 @@ class PricingQuality:
     search_ms: float  # mean time of one search
 
 
-def marginal_costs(p: Problem, roster: np.ndarray, emp: int,
-                   pen: np.ndarray) -> np.ndarray:
+def marginal_costs(p: Problem, roster: np.ndarray, emp: int, pen: np.ndarray,
+                   cover: np.ndarray | None = None) -> np.ndarray:
     """[D, S+1] what each value of each of `emp`'s cells adds to the roster's penalty, the
-    other employees' rows fixed."""
+    other employees' rows fixed. `cover`: the whole roster's [D, S] counts, when the caller
+    has them (one count for every employee of a roster)."""
     d, s = p.n_days, int(p.length.size)
     req = np.asarray(p.cover_req, np.int64).reshape(d, s)
-    count = np.zeros((d, s), np.int64)
-    others = np.delete(roster, emp, axis=0)
-    day, val = np.nonzero(others >= 0)[1], others[others >= 0]
-    np.add.at(count, (day, val), 1)
+    if cover is None:
+        cover = np.asarray(cover_counts(p, roster.tolist()), dtype=np.int64)
+    count = cover.copy()
+    worked = np.nonzero(roster[emp] >= 0)[0]
+    count[worked, roster[emp, worked]] -= 1  # the others' cover: this row taken out
     under = np.asarray(p.cover_under, np.int64).reshape(d, s)
     over = np.asarray(p.cover_over, np.int64).reshape(d, s)
     cost = pen[emp].copy()
@@ -149,12 +149,13 @@ def pricing_quality(p: Problem, roster: np.ndarray) -> PricingQuality:
     e, d = packed.shape
     s = int(arrays["length"].size)
     pen = cg.request_penalties(arrays, e, d, s)
+    cover = np.asarray(cover_counts(p, roster.tolist()), dtype=np.int64)
     phase_ex: list[int] = []
     search_ex: list[int] = []
     gaps: list[float] = []
     spent = 0.0
     for emp in range(e):
-        cost = marginal_costs(p, roster, emp, pen)
+        cost = marginal_costs(p, roster, emp, pen, cover)
         own = row_cost(cost, roster[emp])
         table = np.ascontiguousarray((cost * cg.SCALE)[None], dtype=np.int64)
         pricer = cg._employee_pricer(packed.c, arrays, np.array([emp]), d, s, cg.LABEL_CAP)

@@ -564,9 +564,8 @@ class _Sub:
         order = np.lexsort((x, owner))  # by employee, then by value: each one's last is its best
         last = order[np.r_[owner[order][1:] != owner[order][:-1], True]]
         start = np.full((self.pb.e, self.pb.d), NO_START, dtype=np.int32)
-        used = last[x[last] > 1e-9]
-        if used.size:
-            start[owner[used]] = np.asarray(master.rows)[used]
+        for j in last[x[last] > 1e-9]:
+            start[owner[j]] = master.rows[j]
         return start
 
     def generate(self, until: float, most: int = 1 << 30, smooth: float = 0.0,

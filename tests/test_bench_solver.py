@@ -142,10 +142,9 @@ def test_column_root_shows_the_root_converging_and_prices_rows_at_their_marginal
 
     path = next((bench_dir() / "solutions").glob("Instance1_obj*.tsv"))
     roster = roster_from_tsv(path.read_text(), p)
-    e, d, s = len(p.employee_ids), p.n_days, int(p.length.size)
-    arrays = {"on_ptr": p.on_ptr, "on_shift": p.on_shift, "on_weight": p.on_weight,
-              "off_ptr": p.off_ptr, "off_shift": p.off_shift, "off_weight": p.off_weight}
-    pen = request_penalties(arrays, e, d, s)
+    packed = csolver._Packed(p)
+    e, d = packed.shape
+    pen = request_penalties(packed.arrays, e, d, int(p.length.size))
     penalty = csolver.score(p, roster)[1]
     for emp in (0, e // 2, e - 1):
         cost = marginal_costs(p, roster, emp, pen)
