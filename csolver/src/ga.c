@@ -66,9 +66,10 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #define GR_LONG_HARD_WEIGHT 100000
 #endif
 /* Long horizons: the chains re-optimise this many days either side of their cell exactly
- * (gr_row_window), as do the other row moves on rows too large for the exact whole-row
- * search; this many percent of the chains start from a split weekend (decisions 0022, 0023:
- * 50 against 30, GA alone 60 s, seeds 1-3: Instance 24 92.1 k -> 85.5 k, 22 and 20 level) */
+ * (gr_row_window), as do the other row moves on rows whose whole-row search is dear
+ * (gr_row_windowed, decision 0041); this many percent of the chains start from a split
+ * weekend (decisions 0022, 0023: 50 against 30, GA alone 60 s, seeds 1-3: Instance 24
+ * 92.1 k -> 85.5 k, 22 and 20 level) */
 #ifndef GR_LONG_WINDOW
 #define GR_LONG_WINDOW 7
 #endif

@@ -273,6 +273,9 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
 int gr_row_keeps_maxima(const gr_problem *p, int32_t e, const int32_t *row);
 /* Is e's row too large for the exact search by default (its minutes table passes 2^19)? */
 int gr_row_large(const gr_problem *p, int32_t e);
+/* Do the walk's row moves on a long horizon take a window of e's row rather than the whole
+ * row (its minutes table passes 2^18; every large row is)? */
+int gr_row_windowed(const gr_problem *p, int32_t e);
 /* A rule-abiding row for e under the same costs, without the exact search (construction). */
 int gr_row_dp_quick(gr_state *st, int32_t e, int32_t *out);
 /* Employee e's days [a, b] re-optimised exactly with the rest of the row fixed: the cheapest
@@ -306,7 +309,7 @@ typedef struct {
     int32_t eject_weekend; /* percent of the chains started from a split weekend (long horizons) */
     int32_t window;       /* > 0: the chains re-optimise this many days either side of their
                              cell exactly (gr_row_window), and the other row moves do on
-                             rows too large for the exact whole-row search (gr_row_large) */
+                             rows whose whole-row search costs too much (gr_row_windowed) */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: cover (propose_cover),

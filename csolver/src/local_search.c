@@ -412,12 +412,13 @@ static void window_days(int32_t D, int32_t window, int32_t d, int32_t *a, int32_
 }
 
 /* The days of e's row a row move re-optimises: the whole row, or with a window (long horizons)
- * and a row too large for the exact whole-row search, the days within `window` of day d.
+ * and a row whose whole-row search costs too much (gr_row_windowed), the days within `window`
+ * of day d.
  * Returns 1 for a window. */
 static int row_range(const gr_state *st, int32_t e, int32_t window, int32_t d, int32_t *a,
                      int32_t *b)
 {
-    const int win = window > 0 && gr_row_large(st->p, e);
+    const int win = window > 0 && gr_row_windowed(st->p, e);
     window_days(st->D, win ? window : 0, d, a, b);
     return win;
 }
@@ -705,7 +706,7 @@ int64_t gr_weekend_rebuild(gr_state *st, gr_rng *rng, double t, int64_t hw, int3
          * 3 369 of 7 384 swaps ended infeasible, 21 of 5 606 with both windows; decision
          * 0029). */
         int32_t d2 = -1, v = -1;
-        if (window > 0 && gr_row_large(st->p, emps[i]) &&
+        if (window > 0 && gr_row_windowed(st->p, emps[i]) &&
             st->wk_days[(int64_t)emps[i] * st->W + w] == 0 &&
             short_weekend_slot(st, rng, emps[i], w, &d2, &v))
             total += rebuild_row(st, emps[i], window, d2, d2, v, hw, v1);

@@ -171,8 +171,14 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
  * search takes 0.3-1 s a row, so a pricing round of 50 rows took the whole of a 10 s solve
  * and the GA's row moves left it ~1 000 move evaluations a second (Instance 24). */
 #define EXACT_TABLE_MAX ((int64_t)1 << 19)
+/* The walk's row moves search a whole long row only up to this table: a whole-row move costs
+ * ~2 ms on Instance 20's rows (75-150 k entries), which pay for it, and ~9 ms on the five rows
+ * of Instance 22 just under EXACT_TABLE_MAX (516 k), which took half of the walk's time there
+ * for moves a window makes in a tenth of a millisecond (decision 0041). */
+#define WALK_TABLE_MAX ((int64_t)1 << 18)
 
-int gr_row_large(const gr_problem *p, int32_t e)
+/* Entries of e's minutes table for the whole row: days x values x minute units. */
+static int64_t row_table(const gr_problem *p, int32_t e)
 {
     const int32_t S = p->n_shifts;
     int32_t g = 0, maxlen = 0;
@@ -192,7 +198,17 @@ int gr_row_large(const gr_problem *p, int32_t e)
         return 0;
     int64_t units = p->max_minutes[e] / g, top = (int64_t)p->n_days * (maxlen / g);
     units = units < top ? units : top;
-    return (int64_t)p->n_days * (S + 1) * (units + 1) > EXACT_TABLE_MAX;
+    return (int64_t)p->n_days * (S + 1) * (units + 1);
+}
+
+int gr_row_large(const gr_problem *p, int32_t e)
+{
+    return row_table(p, e) > EXACT_TABLE_MAX;
+}
+
+int gr_row_windowed(const gr_problem *p, int32_t e)
+{
+    return row_table(p, e) > WALK_TABLE_MAX;
 }
 
 /* Every per-employee rule, checked on one row (the same counting as score.c): the table DP's

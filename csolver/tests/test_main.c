@@ -982,6 +982,32 @@ static void test_weekend_rebuild(uint64_t seed)
     release(&o);
 }
 
+/* Which long rows the walk's row moves take by windows: a row whose whole-row minutes table
+ * passes 2^18 entries (Instance 22's five rows just under 2^19 cost ~9 ms a whole-row move and
+ * half of its walk, decision 0041), every row too large for the exact search among them, and
+ * none below (Instance 20's rows, whose whole-row moves pay). 364 days of 10 types of 480
+ * minutes: a row's table is 364 x 11 x (its maximum in shifts + 1) entries. */
+static void test_walk_windows(void)
+{
+    owned o = {0};
+    const int32_t E = 3, D = 364, S = 10;
+    arrays a = new_problem(&o, E, D, S, D / 7, 0, 0);
+    for (int32_t s = 0; s < S; s++)
+        a.length[s] = 480;
+    const int32_t shifts[3] = {40, 100, 140}; /* tables of 164 k, 404 k and 564 k entries */
+    for (int32_t e = 0; e < E; e++) {
+        for (int32_t s = 0; s < S; s++)
+            a.ms[e * S + s] = D;
+        a.maxm[e] = shifts[e] * 480;
+    }
+    const gr_problem *p = &o.p;
+    CHECK(!gr_row_windowed(p, 0) && !gr_row_large(p, 0), "a 164 k table: the whole row");
+    CHECK(gr_row_windowed(p, 1) && !gr_row_large(p, 1),
+          "a 404 k table: windows in the walk, the exact search in pricing");
+    CHECK(gr_row_windowed(p, 2) && gr_row_large(p, 2), "a 564 k table: windows everywhere");
+    release(&o);
+}
+
 /* Spare minutes in pieces: four employees each 120 minutes below their maximum, no one by a
  * whole shift, and a 480-minute slot short on a day they are all off; nothing is over-covered.
  * A cover move that only relocates shifts moves the gap around; the gather move passes spare
@@ -1279,6 +1305,7 @@ int main(int argc, char **argv)
     test_weekend_rebuild(16);
     test_gather_fill(17);
     test_gather_fill(18);
+    test_walk_windows();
     release(&o);
     for (int i = 1; i < argc; i++) {
         memset(&o, 0, sizeof o);
