@@ -184,13 +184,7 @@ static int64_t row_table(const gr_problem *p, int32_t e)
     int32_t g = 0, maxlen = 0;
     for (int32_t s = 0; s < S; s++)
         if (p->max_shifts[(int64_t)e * S + s] > 0) {
-            int32_t a = g, b = p->length[s];
-            while (b) {
-                int32_t t = a % b;
-                a = b;
-                b = t;
-            }
-            g = a;
+            g = gr_gcd32(g, p->length[s]);
             if (p->length[s] > maxlen)
                 maxlen = p->length[s];
         }
