@@ -133,8 +133,10 @@ def bridged(
     first job goes in: intake trims what it consumed once at start-up, which would otherwise
     race the intake entry a test reads back."""
     s = Stack(redis_server.url, tmp_path_factory.mktemp("bridge-logs"), bridge_env()).start()
-    yield s.wait_started()
-    s.stop()
+    try:
+        yield s.wait_started()
+    finally:
+        s.stop()
 
 
 # ------------------------------------------------------------------------------ the happy path

@@ -27,7 +27,7 @@ def aof_stack(tmp_path: Path) -> Iterator[tuple[EmbeddedServer, Stack]]:
     # that starts creates its group at "$" when it finds none, so a group destroyed while the
     # solver still starts came back past the next job (the job was never read, or nothing met
     # NOGROUP and the solver never exited: both seen under load).
-    stack = Stack(server.url, tmp_path / "logs").start().wait_started()
+    stack = Stack(server.url, tmp_path / "logs").start()
     stop = threading.Event()
 
     def supervise() -> None:  # what the dev runner's loop does
@@ -35,12 +35,16 @@ def aof_stack(tmp_path: Path) -> Iterator[tuple[EmbeddedServer, Stack]]:
             stack.supervisor.check()
 
     loop = threading.Thread(target=supervise, daemon=True)
-    loop.start()
-    yield server, stack
-    stop.set()
-    loop.join()
-    stack.stop()
-    server.stop()
+    try:
+        stack.wait_started()
+        loop.start()
+        yield server, stack
+    finally:
+        stop.set()
+        if loop.is_alive():
+            loop.join()
+        stack.stop()
+        server.stop()
 
 
 def test_services_resume_after_a_redis_restart(
