@@ -32,6 +32,13 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_REQUEST_SHARE
 #define GR_REQUEST_SHARE 30
 #endif
+/* Long horizons: this many percent of the request proposals are two-day exchanges that keep
+ * both employees' minutes and the cover (request_pair, decision 0043; 60 s, seeds 1-6, side by
+ * side: 20 5 036 -> 5 008, better in 6 of 6; 24 47 797 -> 47 485; 22 level). Shorter horizons
+ * keep the single-cell request move: Instance 18 lost a cover unit in 4 of 7 seeds with it. */
+#ifndef GR_LONG_REQUEST_PAIR
+#define GR_LONG_REQUEST_PAIR 50
+#endif
 /* Every anneal ends at this temperature; a start heat below it would rise as it goes. */
 #define GR_T_END 0.3
 #ifndef GR_CHILD_T0
@@ -276,6 +283,7 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         ls.eject_share = GR_LONG_EJECT_SHARE;
         ls.chain_period = GR_LONG_CHAIN_PERIOD;
         ls.lns_period = GR_LONG_LNS_PERIOD;
+        ls.request_pair = GR_LONG_REQUEST_PAIR;
     }
 
     /* The annealing schedules are lengths in proposals, never clock readings, so that a run

@@ -311,6 +311,7 @@ typedef struct {
                              cell exactly (gr_row_window), and the other row moves do on
                              rows whose whole-row search costs too much (gr_row_windowed) */
     int32_t request_share; /* percent of change proposals aimed at a broken request */
+    int32_t request_pair; /* percent of those mended by a two-day exchange (request_pair) */
     int32_t swap2;       /* percent of swap proposals that are two-day swaps */
     int32_t cum[4];      /* cumulative move shares out of 100: cover (propose_cover),
                             change, shuffle, swap; the rest are block moves */

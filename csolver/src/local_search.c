@@ -4,6 +4,9 @@
  *   gather - spare minutes passed by a cover-neutral one-day exchange to the colleague with
  *            more to spare, until one can take a short slot outright (propose_gather);
  *   change - one cell to another eligible shift or to a day off (fixes cover and counts);
+ *   request pair - a broken request met by taking the asked-for cell from a colleague who
+ *            holds it, the two exchanging a second day's cells so that both keep their minutes
+ *            and the cover is unchanged (request_pair);
  *   swap   - two employees exchange their cells over 1..k consecutive days. Cover is
  *            unchanged, so it polishes requests and rules without breaking cover;
  *   block  - one employee's run of 2..7 days set to one shift or to off: builds or removes whole
@@ -257,6 +260,65 @@ static int propose_gather(gr_state *st, gr_rng *rng, move *m, int32_t *v1, int32
     return 0;
 }
 
+/* Days either side of a request's day where its pair move looks for the second day */
+#define REQUEST_PAIR_SPAN 28
+
+/* A broken request mended by a two-day swap that keeps both employees' minutes and the cover:
+ * e takes `want` on day d from a colleague e2 who holds it there (e2 takes e's `cur`), and on
+ * a second day d2 near d the two exchange cells of lengths that even out the minutes. Where
+ * rows sit near the bottom of their minutes windows (Instance 20: all within a shift), a
+ * same-day swap leaves the colleague below its minimum, and a change adds a shift the cover
+ * does not need (decision 0043). */
+static int request_pair(gr_state *st, gr_rng *rng, move *m, int32_t e, int32_t d, int32_t cur,
+                        int32_t want, int32_t *v1, int32_t *v2)
+{
+    const int32_t E = st->E, D = st->D;
+    const gr_problem *p = st->p;
+    const int32_t *r1 = st->roster + (int64_t)e * D;
+    int32_t e2 = -1;
+    for (int32_t i = 0, x0 = gr_rng_below(rng, E); i < E && e2 < 0; i++) {
+        int32_t x = x0 + i < E ? x0 + i : x0 + i - E;
+        if (x != e && st->roster[(int64_t)x * D + d] == want && allowed(st, x, d, cur))
+            e2 = x;
+    }
+    if (e2 < 0)
+        return 0;
+    const int32_t *r2 = st->roster + (int64_t)e2 * D;
+    /* e's minutes change by `need` on day d; day d2 must give it back */
+    const int32_t need = (want >= 0 ? p->length[want] : 0) - (cur >= 0 ? p->length[cur] : 0);
+    const int32_t lo = d - REQUEST_PAIR_SPAN > 0 ? d - REQUEST_PAIR_SPAN : 0;
+    const int32_t hi = d + REQUEST_PAIR_SPAN < D - 1 ? d + REQUEST_PAIR_SPAN : D - 1;
+    const int32_t n = hi - lo + 1;
+    int32_t d2 = -1;
+    for (int32_t i = 0, x0 = gr_rng_below(rng, n); i < n && d2 < 0; i++) {
+        int32_t x = lo + (x0 + i < n ? x0 + i : x0 + i - n);
+        int32_t a1 = r1[x], a2 = r2[x];
+        if (x == d || a1 == a2)
+            continue;
+        int32_t give = (a1 >= 0 ? p->length[a1] : 0) - (a2 >= 0 ? p->length[a2] : 0);
+        if (give == need && allowed(st, e, x, a2) && allowed(st, e2, x, a1))
+            d2 = x;
+    }
+    if (d2 < 0)
+        return 0;
+    const int32_t a = d < d2 ? d : d2, b = d < d2 ? d2 : d;
+    for (int32_t x = a; x <= b; x++) {
+        v1[x - a] = r1[x];
+        v2[x - a] = r2[x];
+    }
+    v1[d - a] = want;
+    v2[d - a] = cur;
+    v1[d2 - a] = r2[d2];
+    v2[d2 - a] = r1[d2];
+    m->kind = 1;
+    m->e1 = e;
+    m->e2 = e2;
+    m->a = a;
+    m->b = b;
+    gr_state_delta_pair(st, e, e2, a, b, v1, v2, &m->d1, &m->d2);
+    return 1;
+}
+
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
                    int32_t *v2)
 {
@@ -286,6 +348,8 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         }
         if (!allowed(st, e, d, want))
             return 0;
+        if (lp->request_pair > 0 && E >= 2 && gr_rng_below(rng, 100) < lp->request_pair)
+            return request_pair(st, rng, m, e, d, cur, want, v1, v2);
         if (E >= 2 && gr_rng_below(rng, 2)) {
             int32_t e2 = gr_rng_below(rng, E - 1);
             e2 += e2 >= e;

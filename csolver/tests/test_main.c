@@ -1067,6 +1067,54 @@ static void test_gather_fill(uint64_t seed)
     release(&o);
 }
 
+/* A request mended without touching minutes or cover: e0 works days 0-1 and asks to work day
+ * 2, which e1 works; both must work exactly two 480-minute shifts. Giving e0 day 2 alone, or
+ * by a same-day swap, breaks a minutes window; only the pair move (e0 takes day 2 from e1 and
+ * gives back a day) keeps every rule. Only request proposals, at a temperature that takes no
+ * worsening: the request must be met. Before the pair move it never was. */
+static void test_request_pair(uint64_t seed)
+{
+    owned o = {0};
+    const int32_t E = 2, D = 4, S = 1;
+    arrays a = new_problem(&o, E, D, S, 0, 1, 0);
+    a.length[0] = 480;
+    for (int32_t e = 0; e < E; e++) {
+        a.ms[e * S] = D;
+        a.minm[e] = a.maxm[e] = 2 * 480;
+    }
+    same_runs(&a, E, D, 1, 1, D);
+    for (int32_t d = 0; d < D; d++) {
+        a.wk[d] = -1;
+        a.req[d * S] = 1;
+        a.und[d * S] = a.ovr[d * S] = 100;
+    }
+    for (int32_t c = 0; c <= E * D; c++)
+        a.onp[c] = c > 2; /* cell 2: e0 on day 2 */
+    a.ons[0] = 0;
+    a.onw[0] = 1;
+    const int32_t r[] = {0, 0, -1, -1, -1, -1, 0, 0};
+    const gr_problem *p = &o.p;
+    gr_state st;
+    CHECK(gr_state_alloc(&st, p) == GR_OK, "state alloc");
+    gr_state_load(&st, r);
+    CHECK(st.total.hard == 0 && st.total.minutes == 0 && st.total.pen == 1,
+          "start: hard %lld, minutes %lld, pen %lld", (long long)st.total.hard,
+          (long long)st.total.minutes, (long long)st.total.pen);
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    gr_progress prog = {0};
+    int32_t offered[8], best[8];
+    gr_ctx ctx = {.progress = &prog, .start = gr_now(), .best_hard = -1, .best_pen = -1,
+                  .best_roster = offered, .cells = (size_t)E * D, .p = p};
+    ctx.deadline = ctx.start + 60.0;
+    gr_ls_params lp = {.iterations = 2000, .t_start = 0.01, .t_end = 0.01, .hard_weight = 100,
+                       .request_share = 100, .request_pair = 50, .cum = {0, 100, 100, 100}};
+    gr_local_search(&st, &rng, &ctx, &lp, best);
+    check_clean(p, &st, "the request");
+    gr_state_free(&st);
+    release(&o);
+}
+
 static void test_solve(const gr_problem *p, double seconds)
 {
     size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
@@ -1305,6 +1353,8 @@ int main(int argc, char **argv)
     test_weekend_rebuild(16);
     test_gather_fill(17);
     test_gather_fill(18);
+    test_request_pair(19);
+    test_request_pair(20);
     test_walk_windows();
     release(&o);
     for (int i = 1; i < argc; i++) {
