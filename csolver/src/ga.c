@@ -33,9 +33,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #define GR_REQUEST_SHARE 30
 #endif
 /* Long horizons: this many percent of the request proposals are two-day exchanges that keep
- * both employees' minutes and the cover (request_pair, decision 0043; 60 s, seeds 1-6, side by
- * side: 20 5 036 -> 5 008, better in 6 of 6; 24 47 797 -> 47 485; 22 level). Shorter horizons
- * keep the single-cell request move: Instance 18 lost a cover unit in 4 of 7 seeds with it. */
+ * both employees' minutes and the cover (request_pair, decision 0043; 60 s, seeds 1-12, side
+ * by side: 20 5 034 -> 5 008, better in 10 of 12; 22 and 24 level). Shorter horizons keep the
+ * single-cell request move: Instance 18 lost a cover unit in 5 of 9 seeds with it. */
 #ifndef GR_LONG_REQUEST_PAIR
 #define GR_LONG_REQUEST_PAIR 50
 #endif

@@ -111,18 +111,44 @@ static int row_move(gr_state *st, move *m, int32_t e, int32_t d, int32_t s, int3
     return 1;
 }
 
+/* The two-row proposal that gives e1 the values v1 and e2 the values v2 over days [a, b],
+ * scored. */
+static int pair_move(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t a, int32_t b,
+                     const int32_t *v1, const int32_t *v2)
+{
+    m->kind = 1;
+    m->e1 = e1;
+    m->e2 = e2;
+    m->a = a;
+    m->b = b;
+    gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
+    return 1;
+}
+
 /* Two employees' move on one day: e1 takes x1 and e2 takes x2 on day d. */
 static int day_swap(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t d, int32_t x1,
                     int32_t x2, int32_t *v1, int32_t *v2)
 {
     v1[0] = x1;
     v2[0] = x2;
-    m->kind = 1;
-    m->e1 = e1;
-    m->e2 = e2;
-    m->a = m->b = d;
-    gr_state_delta_pair(st, e1, e2, d, d, v1, v2, &m->d1, &m->d2);
-    return 1;
+    return pair_move(st, m, e1, e2, d, d, v1, v2);
+}
+
+/* Two employees' move on two days d1 < d2: e1 takes x1 and y1 on them, e2 takes x2 and y2;
+ * the days between are kept. */
+static int two_day_swap(gr_state *st, move *m, int32_t e1, int32_t e2, int32_t d1, int32_t x1,
+                        int32_t x2, int32_t d2, int32_t y1, int32_t y2, int32_t *v1, int32_t *v2)
+{
+    const int32_t *r1 = st->roster + (int64_t)e1 * st->D, *r2 = st->roster + (int64_t)e2 * st->D;
+    for (int32_t d = d1; d <= d2; d++) {
+        v1[d - d1] = r1[d];
+        v2[d - d1] = r2[d];
+    }
+    v1[0] = x1;
+    v2[0] = x2;
+    v1[d2 - d1] = y1;
+    v2[d2 - d1] = y2;
+    return pair_move(st, m, e1, e2, d1, d2, v1, v2);
 }
 
 /* Days either side of a short slot where a relocated shift may come from */
@@ -301,22 +327,8 @@ static int request_pair(gr_state *st, gr_rng *rng, move *m, int32_t e, int32_t d
     }
     if (d2 < 0)
         return 0;
-    const int32_t a = d < d2 ? d : d2, b = d < d2 ? d2 : d;
-    for (int32_t x = a; x <= b; x++) {
-        v1[x - a] = r1[x];
-        v2[x - a] = r2[x];
-    }
-    v1[d - a] = want;
-    v2[d - a] = cur;
-    v1[d2 - a] = r2[d2];
-    v2[d2 - a] = r1[d2];
-    m->kind = 1;
-    m->e1 = e;
-    m->e2 = e2;
-    m->a = a;
-    m->b = b;
-    gr_state_delta_pair(st, e, e2, a, b, v1, v2, &m->d1, &m->d2);
-    return 1;
+    return d < d2 ? two_day_swap(st, m, e, e2, d, want, cur, d2, r2[d2], r1[d2], v1, v2)
+                  : two_day_swap(st, m, e, e2, d2, r2[d2], r1[d2], d, want, cur, v1, v2);
 }
 
 static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, int32_t *v1,
@@ -402,21 +414,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         if (!allowed(st, e1, a, r2[a]) || !allowed(st, e2, a, r1[a]) ||
             !allowed(st, e1, b, r2[b]) || !allowed(st, e2, b, r1[b]))
             return 0;
-        for (int32_t d = a; d <= b; d++) {
-            v1[d - a] = r1[d];
-            v2[d - a] = r2[d];
-        }
-        v1[0] = r2[a];
-        v2[0] = r1[a];
-        v1[b - a] = r2[b];
-        v2[b - a] = r1[b];
-        m->kind = 1;
-        m->e1 = e1;
-        m->e2 = e2;
-        m->a = a;
-        m->b = b;
-        gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
-        return 1;
+        return two_day_swap(st, m, e1, e2, a, r2[a], r1[a], b, r2[b], r1[b], v1, v2);
     }
     if (r < SWAP_END && E >= 2) { /* swap */
         int32_t e1 = gr_rng_below(rng, E), e2 = gr_rng_below(rng, E - 1);
@@ -434,13 +432,7 @@ static int propose(gr_state *st, gr_rng *rng, const gr_ls_params *lp, move *m, i
         }
         if (!diff)
             return 0;
-        m->kind = 1;
-        m->e1 = e1;
-        m->e2 = e2;
-        m->a = a;
-        m->b = b;
-        gr_state_delta_pair(st, e1, e2, a, b, v1, v2, &m->d1, &m->d2);
-        return 1;
+        return pair_move(st, m, e1, e2, a, b, v1, v2);
     }
     /* block */
     int32_t e = gr_rng_below(rng, E);

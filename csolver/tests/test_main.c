@@ -1008,6 +1008,22 @@ static void test_walk_windows(void)
     release(&o);
 }
 
+/* A walk of st with lp from seed, its offers and best kept in buffers of its own. */
+static void cold_walk(const gr_problem *p, gr_state *st, uint64_t seed, const gr_ls_params *lp)
+{
+    const size_t cells = (size_t)p->n_employees * (size_t)p->n_days;
+    gr_rng rng;
+    gr_rng_seed(&rng, seed);
+    gr_progress prog = {0};
+    int32_t *offered = malloc(cells * sizeof *offered), *best = malloc(cells * sizeof *best);
+    gr_ctx ctx = {.progress = &prog, .start = gr_now(), .best_hard = -1, .best_pen = -1,
+                  .best_roster = offered, .cells = cells, .p = p};
+    ctx.deadline = ctx.start + 60.0;
+    gr_local_search(st, &rng, &ctx, lp, best);
+    free(best);
+    free(offered);
+}
+
 /* Spare minutes in pieces: four employees each 120 minutes below their maximum, no one by a
  * whole shift, and a 480-minute slot short on a day they are all off; nothing is over-covered.
  * A cover move that only relocates shifts moves the gap around; the gather move passes spare
@@ -1048,22 +1064,12 @@ static void test_gather_fill(uint64_t seed)
     CHECK(st.total.hard == 0 && st.total.minutes == 0 && st.total.pen == 100,
           "start: hard %lld, minutes %lld, pen %lld", (long long)st.total.hard,
           (long long)st.total.minutes, (long long)st.total.pen);
-    gr_rng rng;
-    gr_rng_seed(&rng, seed);
-    gr_progress prog = {0};
-    int32_t *offered = malloc((size_t)E * D * sizeof *offered);
-    gr_ctx ctx = {.progress = &prog, .start = gr_now(), .best_hard = -1, .best_pen = -1,
-                  .best_roster = offered, .cells = (size_t)E * D, .p = p};
-    ctx.deadline = ctx.start + 60.0;
     gr_ls_params lp = {.iterations = 20000, .t_start = 0.01, .t_end = 0.01, .hard_weight = 100,
                        .cum = {100, 100, 100, 100}};
-    int32_t *best = malloc((size_t)E * D * sizeof *best);
-    gr_local_search(&st, &rng, &ctx, &lp, best);
+    cold_walk(p, &st, seed, &lp);
     check_clean(p, &st, "the short slot");
     gr_state_free(&st);
     free(r);
-    free(best);
-    free(offered);
     release(&o);
 }
 
@@ -1100,16 +1106,9 @@ static void test_request_pair(uint64_t seed)
     CHECK(st.total.hard == 0 && st.total.minutes == 0 && st.total.pen == 1,
           "start: hard %lld, minutes %lld, pen %lld", (long long)st.total.hard,
           (long long)st.total.minutes, (long long)st.total.pen);
-    gr_rng rng;
-    gr_rng_seed(&rng, seed);
-    gr_progress prog = {0};
-    int32_t offered[8], best[8];
-    gr_ctx ctx = {.progress = &prog, .start = gr_now(), .best_hard = -1, .best_pen = -1,
-                  .best_roster = offered, .cells = (size_t)E * D, .p = p};
-    ctx.deadline = ctx.start + 60.0;
     gr_ls_params lp = {.iterations = 2000, .t_start = 0.01, .t_end = 0.01, .hard_weight = 100,
                        .request_share = 100, .request_pair = 50, .cum = {0, 100, 100, 100}};
-    gr_local_search(&st, &rng, &ctx, &lp, best);
+    cold_walk(p, &st, seed, &lp);
     check_clean(p, &st, "the request");
     gr_state_free(&st);
     release(&o);
