@@ -52,6 +52,19 @@ def test_three_solver_consumers_share_a_burst_each_job_once(
         stderr=subprocess.DEVNULL,
     )
     try:
+        # The burst waits for the three solvers: one that is still importing when it lands
+        # finds it already shared by the other two (a loaded machine takes seconds a process).
+        def solvers_started() -> int:
+            return sum(
+                "started successfully" in p.read_text(errors="replace")
+                for p in tmp_path.glob("solver-*.log")
+            )
+
+        deadline = time.monotonic() + 60
+        while solvers_started() < 3:
+            assert dev.poll() is None, "the dev runner exited"
+            assert time.monotonic() < deadline, f"{solvers_started()} of 3 solvers started"
+            time.sleep(0.1)
         jobs = [f"burst-{i}" for i in range(12)]
         for i, job in enumerate(jobs):
             payload = request_json(seed=i, time_limit=1.0)
