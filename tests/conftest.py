@@ -72,6 +72,15 @@ def curtois_json(i: int, time_limit: float) -> str:
     return json.dumps(d)
 
 
+def processes_started(log_dir: Path, service: str) -> int:
+    """How many processes of a service have started consuming, by their logs in log_dir (Redis
+    lists a consumer only once it has been served an entry, so the group cannot tell)."""
+    return sum(
+        "started successfully" in p.read_text(errors="replace")
+        for p in log_dir.glob(f"{service}-*.log")
+    )
+
+
 class Stack:
     """The five services on one prefix, plus helpers to talk to them like a foreign client."""
 
@@ -187,13 +196,8 @@ class Stack:
         return total
 
     def started(self, service: str) -> int:
-        """How many processes of a service have started consuming, by their logs (Redis lists a
-        consumer only once it has been served an entry, so the group cannot tell)."""
         assert self.supervisor.log_dir is not None
-        return sum(
-            "started successfully" in p.read_text(errors="replace")
-            for p in self.supervisor.log_dir.glob(f"{service}-*.log")
-        )
+        return processes_started(self.supervisor.log_dir, service)
 
     def job(self, job_id: str) -> dict[str, str]:
         return dict(self.redis.hgetall(self.names.job(job_id)))

@@ -16,7 +16,7 @@ import redis
 from shared.cli.devrunner import EmbeddedServer
 from shared.names import Names
 from shared.settings import Settings
-from tests.conftest import FAST_ENV, ROOT, request_json
+from tests.conftest import FAST_ENV, ROOT, processes_started, request_json
 
 pytestmark = pytest.mark.redis
 
@@ -54,16 +54,10 @@ def test_three_solver_consumers_share_a_burst_each_job_once(
     try:
         # The burst waits for the three solvers: one that is still importing when it lands
         # finds it already shared by the other two (a loaded machine takes seconds a process).
-        def solvers_started() -> int:
-            return sum(
-                "started successfully" in p.read_text(errors="replace")
-                for p in tmp_path.glob("solver-*.log")
-            )
-
         deadline = time.monotonic() + 60
-        while solvers_started() < 3:
+        while (up := processes_started(tmp_path, "solver")) < 3:
             assert dev.poll() is None, "the dev runner exited"
-            assert time.monotonic() < deadline, f"{solvers_started()} of 3 solvers started"
+            assert time.monotonic() < deadline, f"{up} of 3 solvers started"
             time.sleep(0.1)
         jobs = [f"burst-{i}" for i in range(12)]
         for i, job in enumerate(jobs):
