@@ -3,6 +3,7 @@ we know, its bound is a bound, and in `solve_generetic` it proves, cancels and r
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -293,13 +294,16 @@ def test_a_dive_step_fixes_only_cells_one_of_the_employees_rows_keeps_together()
     assert kept == {(0, 0, 0), (0, 1, s)}
 
 
-@pytest.mark.parametrize(("kept_pace", "rounds"), [(True, 5), (False, 5), (True, 1)])
-def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
-        kept_pace: bool, rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("kept_pace", "rounds", "settled"),
+                         [(True, 5, False), (False, 5, False), (True, 1, False), (False, 5, True)])
+def test_a_root_that_kept_its_pace_or_settled_but_ran_out_of_time_is_dived_from(
+        kept_pace: bool, rounds: int, settled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Instance 15's capped pricing leaves its root without a bound near its LP: a root that
-    kept its pace to its deadline is dived from all the same; one given up by its pace, or
-    whose pace was never judged (fewer than PACE_FROM rounds), leaves the time to the GA.
-    The root runs `rounds` LP solves and then reports its time up (no clock involved)."""
+    kept its pace to its deadline is dived from all the same, and so is one given up by its
+    pace whose LP has settled at its Lagrangian estimate (Instance 15 doubled, given up in its
+    last seconds); one given up by its pace far from its estimate, or whose pace was never
+    judged (fewer than PACE_FROM rounds), leaves the time to the GA. The root runs `rounds`
+    LP solves and then reports its time up (no clock involved)."""
     from csolver import column_generation as cg
     from csolver.column_generation import _Sub
 
@@ -314,6 +318,7 @@ def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
             return generate(self, until, most, smooth)
         generate(self, until, most=rounds, smooth=smooth)
         self.paced_out = not kept_pace
+        self.estimate = self.master.solved if settled else -math.inf
         return False
 
     def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
@@ -330,7 +335,7 @@ def test_a_root_that_kept_its_pace_but_ran_out_of_time_is_dived_from(
                            offer=lambda roster, penalty: None)
     assert out is not None and out.root_lp is not None
     assert out.lower_bound is None or out.lower_bound <= 3828
-    assert len(dives) == (1 if kept_pace and rounds >= cg.PACE_FROM else 0)
+    assert len(dives) == (1 if settled or (kept_pace and rounds >= cg.PACE_FROM) else 0)
 
 
 def test_a_root_whose_rounds_grow_is_given_up_by_its_latest_round() -> None:

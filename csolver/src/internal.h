@@ -97,9 +97,12 @@ typedef struct {
     int32_t *n_elig;    /* [E] */
     int32_t *scratch_vals; /* [D] saved row segment */
     int32_t *scratch_cnt;  /* [S] per-shift count change, kept all zero between calls */
+    int32_t *scratch_types; /* [2*D] the types whose count change became nonzero */
     int32_t *scratch_wk;   /* [W] per-weekend worked-day change, kept all zero between calls */
     int32_t *req_cell;     /* [R_on + R_off] cell e*D+d of each on- then off-request */
     int32_t *vrep;         /* [S] smallest shift type with the same length and rotation rules */
+    int32_t min_give;      /* fewest minutes one cell can hand over: the shortest shift or the
+                              smallest positive difference of two lengths */
     int32_t *cpen;         /* [E*D*(S+1)] request penalty of each value (off first) of each
                               cell, NULL above GR_CPEN_MAX entries (then read from the CSR) */
     uint8_t *pen_any;      /* [E*D] 1 where some value of the cell has a request or a pin: most
