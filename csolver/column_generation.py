@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -86,6 +87,9 @@ NEAR_ROOT = 0.05
 # pricing leaves no bound, while its LP sits within 5 % of the optimum; decision 0026).
 PACE = True
 PACE_FROM = 3
+# ... and its latest round is the median of this many: one round slowed by the machine's load
+# gave a root up that was worth a dive (Instance 15 doubled, decision 0045)
+RECENT_ROUNDS = 3
 PACE_SLACK = 1.5
 # Dives from the root before fix-and-optimise takes over from the best roster.
 ROOT_DIVES = 1 << 30
@@ -116,13 +120,20 @@ SLICE_SECONDS = 0.05
 LABEL_CAP = 1 << 14
 
 
+def _latest_round(times: list[float]) -> float:
+    """The time of a root's latest round, as its pace reads it: the median of the latest
+    RECENT_ROUNDS rounds' `times` (oldest first; 0 before the first), so that one round the
+    machine's load slowed does not give a root up, while rounds that grow still count."""
+    return statistics.median(times[-RECENT_ROUNDS:]) if times else 0.0
+
+
 def _behind_pace(rounds: int, spent: float, last: float, left: float) -> bool:
-    """Whether a root that took `spent` seconds for its `rounds` rounds, `last` of them for
-    the latest, clearly cannot finish ROOT_ROUNDS in the `left` seconds it has (never judged
-    before PACE_FROM rounds). A round costs more as the LP grows (Instance 20: 0.2 s at first,
-    0.75 s by round 20; Instance 13: 0.13 s, then 0.9 s), so the pace is the slower of the
-    mean round and the latest: by the mean alone such a root was given up only after a sixth
-    of a 60 s limit, all of it lost to the GA."""
+    """Whether a root that took `spent` seconds for its `rounds` rounds, `last` for the
+    latest (the median of the latest RECENT_ROUNDS), clearly cannot finish ROOT_ROUNDS in the
+    `left` seconds it has (never judged before PACE_FROM rounds). A round costs more as the LP
+    grows (Instance 20: 0.2 s at first, 0.75 s by round 20; Instance 13: 0.13 s, then 0.9 s),
+    so the pace is the slower of the mean round and the latest: by the mean alone such a root
+    was given up only after a sixth of a 60 s limit, all of it lost to the GA."""
     if rounds < PACE_FROM:
         return False
     per_round = max(spent / rounds, last)
@@ -469,6 +480,14 @@ class _Sub:
         self.center: npt.NDArray[np.float64] | None = None
         self.estimate = -math.inf  # the Lagrangian estimate at the centre
 
+    def settled(self) -> bool:
+        """Whether the last LP solved is within NEAR_ROOT of its bound or of its Lagrangian
+        estimate: nearly as good as converged for a dive. The estimate is what says so where
+        capped pricing leaves the bound far below (Instances 15 and 15 doubled)."""
+        solved = self.master.solved
+        return solved < ARTIFICIAL and (
+            solved - max(self.lower, self.estimate) <= NEAR_ROOT * abs(solved))
+
     def base_cost(self) -> float:
         """The base roster's objective in this master (its rows and the region's cover)."""
         assert self.base is not None
@@ -578,11 +597,18 @@ class _Sub:
         it was slower) clearly cannot fit."""
         master = self.master
         began = last = time.monotonic()
+        recent: list[float] = []  # each round's time, newest last
         for k in range(most + 1):
             if self.pb.stop():
                 break
             now = time.monotonic()
-            if pace and _behind_pace(k, now - began, now - last, until - now):
+            if k:
+                recent.append(now - last)
+            # a root that has settled goes on to its deadline: its LP still improves, and a
+            # dive then starts from it (Instance 15 doubled, two solves at a time: given up
+            # at round 24-26, its LP 3.5-4.8 % above its estimate, one seed in three past 5 %)
+            if (pace and _behind_pace(k, now - began, _latest_round(recent), until - now)
+                    and not self.settled()):
                 _log.debug("root given up after %d rounds", k)
                 self.paced_out = True
                 break
@@ -741,8 +767,7 @@ def solve_by_columns(
     # GA's start. The estimate is what says a root is nearly done when its pace gave it up
     # in its last seconds: Instance 15 doubled (90 staff) was given up after 31-38 rounds,
     # its LP within 1 % of the estimate, and without the dive ended 9 % worse (decision 0045).
-    near = (root_sub.master.solved - max(root_sub.lower, root_sub.estimate)
-            <= NEAR_ROOT * abs(root_sub.master.solved))
+    near = root_sub.settled()
     # every employee on a priced row in the root's last optimal LP, or None
     root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     paced = not root_sub.paced_out and root_sub.rounds >= PACE_FROM and root_lp is not None

@@ -358,6 +358,43 @@ def test_a_root_whose_rounds_grow_is_given_up_by_its_latest_round() -> None:
     assert not _behind_pace(ROOT_ROUNDS, 30.0, 10.0, 1.0)
 
 
+def test_one_slow_round_does_not_set_a_roots_pace() -> None:
+    """The latest round the pace reads is the median of the last three: a round the machine's
+    load slowed is passed over, rounds that grow with the LP still count."""
+    from csolver.column_generation import RECENT_ROUNDS, _latest_round
+
+    assert RECENT_ROUNDS == 3
+    assert _latest_round([]) == 0.0
+    assert _latest_round([0.4]) == 0.4
+    assert _latest_round([0.1, 0.3, 0.3, 2.0]) == 0.3  # a blip
+    assert _latest_round([0.3, 0.3, 2.0, 2.1]) == 2.0  # slow twice: the LP has grown
+    assert _latest_round([0.2, 0.4, 0.6, 0.8, 1.0]) == 0.8
+
+
+@pytest.mark.parametrize("settled", [True, False])
+def test_a_settled_root_is_not_given_up_by_its_pace(settled: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root whose LP sits at its bound or estimate goes on to its deadline, however its pace
+    reads (its LP still improves, and it is dived from); one that has not settled is given up
+    as soon as its pace is judged (here: always behind)."""
+    from csolver import column_generation as cg
+    from csolver.column_generation import _Region, _Sub
+
+    monkeypatch.setattr(cg, "_behind_pace", lambda *args: True)
+    monkeypatch.setattr(_Sub, "settled", lambda self: settled)
+    p = instance(15)
+    packed = _Packed(p)
+    e, d = packed.shape
+    pb = cg._Problem(packed.c, packed.arrays, e, d, lambda: False, lambda r, pen: None,
+                     lambda n: None)
+    sub = _Sub(pb, _Region(np.arange(e), 0, d), None)
+    for emp in range(e):
+        sub.master.add(emp, np.full(d, -1, np.int32), sub.row_cost(emp, np.full(d, -1, np.int32)))
+    sub.generate(time.monotonic() + 60, most=4, pace=True)
+    assert sub.paced_out is not settled
+    assert sub.rounds == (4 if settled else 0)
+
+
 def test_pricing_starts_from_each_employees_row_in_the_lps_support() -> None:
     """The rows pricing starts from are, per employee, the row with the largest value in the
     LP just solved, and none for an employee the LP meets only by its artificial."""

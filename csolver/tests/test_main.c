@@ -1064,6 +1064,9 @@ static void test_gather_fill(uint64_t seed)
     CHECK(st.total.hard == 0 && st.total.minutes == 0 && st.total.pen == 100,
           "start: hard %lld, minutes %lld, pen %lld", (long long)st.total.hard,
           (long long)st.total.minutes, (long long)st.total.pen);
+    /* the fewest minutes a cell hands over: a 600 for a 480, below a whole shift; with less to
+     * spare than that a gather scan could find nothing and is not made */
+    CHECK(st.min_give == 120, "min_give %d, want 120", st.min_give);
     gr_ls_params lp = {.iterations = 20000, .t_start = 0.01, .t_end = 0.01, .hard_weight = 100,
                        .cum = {100, 100, 100, 100}};
     cold_walk(p, &st, seed, &lp);
