@@ -73,7 +73,7 @@ def double_instance(text: str) -> str:
             continue
         if section == "SECTION_STAFF" and parts[0].endswith(SUFFIX):  # another's copy's ID
             raise ValueError(f"employee {parts[0]!r}: an ID ending in {SUFFIX!r} is the "
-                                 "copies' own; rename it before doubling")
+                             "copies' own; rename it before doubling")
         out.append(line)
         copies.append(",".join([parts[0] + SUFFIX, *parts[1:]]))
     close()
