@@ -27,13 +27,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from shared.roster.curtois import bench_dir  # noqa: E402
+from bench_solver import bench_dir, optimum_table, parse_range
 
 # Sections with one line per employee fact: copied for the copy, its ID suffixed
 PER_EMPLOYEE = ("SECTION_STAFF", "SECTION_DAYS_OFF", "SECTION_SHIFT_ON_REQUESTS",
@@ -83,8 +79,7 @@ def double_instance(text: str) -> str:
 def write_doubled(source: Path, out: Path, instances: list[int]) -> list[tuple[str, int]]:
     """InstanceN.txt doubled into `out` under its own name, and a best_known.csv there with
     twice each original's best known as its upper bound. Returns (instance, bound) pairs."""
-    with (source / "best_known.csv").open() as f:
-        best = {row["instance"]: int(row["best_upper_bound"]) for row in csv.DictReader(f)}
+    best = optimum_table(source)
     out.mkdir(parents=True, exist_ok=True)
     bounds: list[tuple[str, int]] = []
     for i in instances:
@@ -103,10 +98,9 @@ def write_doubled(source: Path, out: Path, instances: list[int]) -> list[tuple[s
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", type=Path, required=True, help="folder for the doubled instances")
-    ap.add_argument("--instances", default=DEFAULT, help=f"default {DEFAULT}")
+    ap.add_argument("--instances", default=DEFAULT, help=f"default {DEFAULT} (ranges: 15-18)")
     args = ap.parse_args()
-    instances = [int(x) for x in args.instances.split(",")]
-    for name, bound in write_doubled(bench_dir(), args.out, instances):
+    for name, bound in write_doubled(bench_dir(), args.out, parse_range(args.instances)):
         print(f"{args.out / name}.txt: upper bound {bound}")
     return 0
 

@@ -593,8 +593,9 @@ class _Sub:
         """Columns until none improves (True), or time is up, or after `most` LP solves. With
         `smooth` > 0, pricing is at the prices pulled that far toward the best bound's
         (Wentges smoothing), and at the LP's own when that finds nothing. With `pace`, it
-        gives up once ROOT_ROUNDS rounds at the speed of those so far (or of the last, when
-        it was slower) clearly cannot fit."""
+        gives up once ROOT_ROUNDS rounds at the speed of those so far (or of the latest ones,
+        when they were slower: `_latest_round`) clearly cannot fit, unless its LP has settled
+        (`settled`): then it goes on to `until`."""
         master = self.master
         began = last = time.monotonic()
         recent: list[float] = []  # each round's time, newest last
