@@ -3,6 +3,7 @@
     .venv/bin/python bench/exact_regions.py --instance 22 --solve 60 --seed 1 --windows 14
     .venv/bin/python bench/exact_regions.py --instance 24 --solve 60 --employees 2 --draws 6
     .venv/bin/python bench/exact_regions.py --instance 1 --windows 14    # the whole horizon
+    .venv/bin/python bench/exact_regions.py --instance 22 --solve 60 --weekends 0 --limit 120
 
 A roster of the generetic solver (`--solve S` seconds, or `--roster R.npy` saved by a previous
 run) is taken as fixed except for one region, and that region is solved as a MIP by HiGHS
@@ -10,7 +11,10 @@ under every rule of the request, the rest of the roster entering as constants: t
 fixed employees, the minutes, per-type counts and weekends each employee already has outside the
 region, and the runs and successions that cross its edges. A region is either a window of days
 with every employee (`--windows W`, sliding by `--step`, default W/2) or `--employees G`
-employees drawn at random over the whole horizon (`--draws N` of them). A better region is kept,
+employees drawn at random over the whole horizon (`--draws N` of them), or every employee on
+every weekend day and the `--weekends X` days either side of each (weekdays further away fixed:
+which weekends each employee works, re-planned over the whole horizon at once, decision 0047).
+A better region is kept,
 so the regions run as a fix-and-optimise pass. Per region it prints the penalty after it (the
 evaluator's, which checks the MIP's rows against the rules) and the time HiGHS took.
 
@@ -85,6 +89,10 @@ class Region:
         self.S = len(p.shift_ids)
         self.m = Model()
         self.x: dict[tuple[int, int, int], int] = {}
+        # the columns the roster's cells imply, for a start HiGHS accepts as feasible: each
+        # weekend indicator with the cells it covers, each cover row's short and extra
+        self.weekend_of: list[tuple[int, list[int]]] = []
+        self.slack_of: list[tuple[int, int, float, list[int]]] = []
         self.max_shifts = np.asarray(p.max_shifts)
         emps = sorted(set(np.nonzero(free)[0].tolist()))
         for e in emps:
@@ -179,10 +187,13 @@ class Region:
             elif any(free[e, d] for d in days):
                 w = m.column(0.0)
                 cols.append(w)
+                held: list[int] = []
                 for d in days:
                     cells = self.y(e, d)
                     if isinstance(cells, list) and cells:
                         m.row([(1, cells), (-1, [w])], -INF, 0)
+                        held.extend(cells)
+                self.weekend_of.append((w, held))
         if cols:
             m.row([(1, [c]) for c in cols], -INF, int(p.max_weekends[e]) - worked_outside)
 
@@ -199,6 +210,22 @@ class Region:
                 extra = self.m.column(float(over[d, t]), INF, False)
                 need = float(req[d, t] - fixed)
                 self.m.row([(1, cols), (1, [short]), (-1, [extra])], need, need)
+                self.slack_of.append((short, extra, need, cols))
+
+    def start_values(self) -> list[float]:
+        """The roster as a value of every column: its cells, and the weekend indicators and
+        cover slacks they imply (left at 0, they would make the start infeasible, and HiGHS
+        drops an infeasible start)."""
+        values = [0.0] * len(self.m.cost)
+        for (e, d, t), c in self.x.items():
+            values[c] = float(self.r[e, d] == t)
+        for w, held in self.weekend_of:
+            values[w] = float(any(values[c] > 0.5 for c in held))
+        for short, extra, need, cols in self.slack_of:
+            worked = sum(values[c] for c in cols)
+            values[short] = max(0.0, need - worked)
+            values[extra] = max(0.0, worked - need)
+        return values
 
     def solve(self, seconds: float) -> np.ndarray | None:
         """The region's best roster within `seconds` (HiGHS, one thread), the current one as
@@ -231,9 +258,7 @@ class Region:
             h.setOptionValue(option, v)
         h.passModel(lp)
         start = highspy.HighsSolution()
-        start.col_value = [0.0] * len(m.cost)
-        for (e, d, t), c in self.x.items():
-            start.col_value[c] = float(self.r[e, d] == t)
+        start.col_value = self.start_values()  # a list assigned whole: the property is a copy
         start.value_valid = True
         h.setSolution(start)
         h.run()
@@ -260,7 +285,9 @@ def improve(p: Problem, roster: np.ndarray, regions: list[np.ndarray], seconds: 
         days = np.nonzero(free.any(0))[0]
         who = np.nonzero(free.any(1))[0]
         if log:
-            what = (f"days {days[0]}-{days[-1]}" if len(who) == roster.shape[0]
+            span = (f"days {days[0]}-{days[-1]}" if len(days) == days[-1] - days[0] + 1
+                    else f"{len(days)} days in {days[0]}-{days[-1]}")
+            what = (span if len(who) == roster.shape[0]
                     else f"employees {','.join(p.employee_ids[e] for e in who)}")
             got = "none" if ev is None else f"{ev.penalty} (hard {ev.hard_violations})"
             print(f"{what:<32} {got:>20} {took:7.1f} s", flush=True)
@@ -268,6 +295,17 @@ def improve(p: Problem, roster: np.ndarray, regions: list[np.ndarray], seconds: 
                 and ev.penalty <= best.penalty:
             roster, best = candidate, ev
     return roster
+
+
+def weekend_region(p: Problem, shape: tuple[int, int], extra: int) -> np.ndarray:
+    """Every employee on every weekend day and the `extra` days either side of each."""
+    weekend = np.asarray(p.weekend)
+    days = np.zeros(shape[1], bool)
+    for d in np.nonzero(weekend >= 0)[0]:
+        days[max(0, d - extra):d + extra + 1] = True
+    free = np.zeros(shape, bool)
+    free[:, days] = True
+    return free
 
 
 def split_weekends(p: Problem, roster: np.ndarray) -> collections.Counter[str]:
@@ -329,6 +367,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--step", type=int, help="days between windows (default: half a window)")
     ap.add_argument("--employees", type=int, help="groups of this many, the whole horizon")
     ap.add_argument("--draws", type=int, default=4, help="groups drawn (with --employees)")
+    ap.add_argument("--weekends", type=int,
+                    help="every weekend day and this many days either side, every employee")
     ap.add_argument("--limit", type=float, default=10.0, help="HiGHS seconds a region")
     ap.add_argument("--splits", action="store_true", help="classify the split weekends")
     return ap.parse_args(argv)
@@ -336,8 +376,11 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     a = options(argv)
-    if (a.windows is None) == (a.employees is None):
-        print("exact_regions: give one of --windows or --employees", file=sys.stderr)
+    if sum(x is not None for x in (a.windows, a.employees, a.weekends)) != 1:
+        print("exact_regions: give one of --windows, --employees or --weekends", file=sys.stderr)
+        return 2
+    if a.weekends is not None and a.weekends < 0:
+        print("exact_regions: --weekends must be 0 or more days", file=sys.stderr)
         return 2
     p = compile_request(load_curtois(bench_dir() / f"Instance{a.instance}.txt"))
     if a.roster is not None:
@@ -366,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
             regions.append(free)
             if first + a.windows >= D:
                 break
+    elif a.weekends is not None:
+        regions.append(weekend_region(p, (E, D), a.weekends))
     else:
         rng = np.random.default_rng(a.seed)
         for _ in range(a.draws):

@@ -16,7 +16,7 @@ from shared.roster.curtois import bench_dir, load_curtois, roster_from_tsv
 from shared.roster.evaluator import evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from exact_regions import Region, improve, split_weekends
+from exact_regions import Region, improve, split_weekends, weekend_region
 
 
 def fixture(instance: int) -> tuple[Problem, np.ndarray, int]:
@@ -100,3 +100,41 @@ def test_each_row_alone_keeps_its_minutes_and_maximum_counts(instance: int) -> N
         assert refilled is not None
         ev = evaluate(problem, refilled)
         assert ev.hard_violations == 0 and ev.penalty <= objective, problem.employee_ids[e]
+
+
+def test_the_weekend_region_frees_every_weekend_day_and_its_neighbours_only() -> None:
+    problem, roster, _ = fixture(7)
+    weekend = np.asarray(problem.weekend) >= 0
+    alone = weekend_region(problem, roster.shape, 0)
+    assert alone.all(0)[weekend].all() and not alone.any(0)[~weekend].any()
+    wider = weekend_region(problem, roster.shape, 1)
+    fridays_and_mondays = np.convolve(weekend, [1, 1, 1], "same") > 0
+    assert np.array_equal(wider.all(0), fridays_and_mondays)
+    assert np.array_equal(wider.any(0), fridays_and_mondays)
+
+
+def test_the_weekends_of_every_employee_are_re_planned_under_every_rule() -> None:
+    """Every weekend day emptied: the MIP refills them around the fixed weekdays, with runs,
+    rests and each employee's weekend count read across the weekdays it does not touch."""
+    problem, roster, objective = fixture(7)
+    free = weekend_region(problem, roster.shape, 0)
+    holed = roster.copy()
+    holed[free] = -1
+    assert evaluate(problem, holed).hard_violations > 0
+    refilled = Region(problem, holed, free).solve(60.0)
+    assert refilled is not None
+    assert np.array_equal(refilled[~free], roster[~free])
+    ev = evaluate(problem, refilled)
+    assert ev.hard_violations == 0 and ev.penalty <= objective
+
+
+@pytest.mark.parametrize("instance", [1, 7])
+def test_a_region_given_no_time_returns_the_roster_it_started_from(instance: int) -> None:
+    """The roster reaches HiGHS as a feasible start, cover slacks and weekend indicators
+    included: a region that cannot search keeps it rather than coming back empty."""
+    problem, roster, objective = fixture(instance)
+    for free in (np.ones(roster.shape, bool), weekend_region(problem, roster.shape, 1)):
+        kept = Region(problem, roster, free).solve(1e-3)
+        assert kept is not None
+        ev = evaluate(problem, kept)
+        assert ev.hard_violations == 0 and ev.penalty <= objective
