@@ -4,6 +4,8 @@ A solve has two phases (docs/decisions/0008): column generation (column_generati
 over whole rows solved by HiGHS, rows priced by the C row DP, then dives to integer rosters),
 then the C memetic GA for the time left, starting from the dives' best roster when there is
 one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
+On medium sizes the GA ends early and a MIP re-plans the best roster's weekend days
+(exact_region.py, decision 0048), then the GA runs again for whatever the MIP left.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -11,6 +13,8 @@ Cancellation: the column phase checks `control.cancel` between LP solves (each a
 most ~0.1 s) and pricing rounds. In the GA a helper thread waits on it with a 10 ms timeout
 and, once it is set, writes the C progress struct's `cancel` field, which the C loop reads
 every 512 proposals (a row DP, the most expensive step, is bounded to ~16M transitions).
+The weekend MIP runs in a helper thread that the caller waits on with the same 10 ms poll:
+HiGHS hears a cancel only at its callbacks, seconds apart, so a cancel returns at once.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from csolver._generetic import ffi, lib
-from csolver.column_generation import solve_by_columns
+from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
+from csolver.exact_region import Region, weekend_cells
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import SolveControl, SolverRun
 
@@ -67,6 +72,20 @@ ROOT_SHARE = 0.25
 # LP) is a start to walk away from.
 DIVE_START_HEAT = 3.0
 DIVE_NEAR_LP = 1.25
+# Beyond the GA's sizes the GA stops this share of the limit early, and a MIP re-plans every
+# employee's weekend days, the other days fixed, from the best roster (decision 0048). On
+# Instance 13 each split weekend is a short slot (decision 0044): in 4 of 12 seeds at 60 s the
+# MIP met one more (105-109 points), in the rest it found 3-12 points, in 4.5-8 s. On 15, 18
+# and 20 it proves the weekends optimal in under a second, and the time it leaves goes to a
+# second GA run from the best roster, which ended 15 with 36 short slots in 11 of 12 seeds
+# (main: 8 of 12). Only where the MIP has at most WEEKEND_COLUMNS workable cells x types:
+# 13 has 11 584, 20 10 075; 22's 31 077 took 22-25 s for 51 points, less than the walk gains
+# in that time.
+WEEKEND_SHARE = 0.15
+WEEKEND_COLUMNS = 1 << 14
+# The GA runs again after the MIP when at least this much of the limit is left: the solve
+# uses its whole limit, as without the MIP (a solve that stops early wastes what it was given).
+SECOND_LEG_SECONDS = 0.05
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
@@ -224,11 +243,7 @@ def score(problem: Problem, roster: I32) -> tuple[int, int]:
         raise ValueError(f"roster: expected shape {packed.shape}, got {r.shape}")
     if r.dtype.kind not in "iu":
         raise ValueError(f"roster: expected an integer array, got dtype {r.dtype}")
-    r32 = np.ascontiguousarray(r, dtype=np.int32)
-    hard = ffi.new("int64_t *")
-    pen = ffi.new("int64_t *")
-    _check(lib.gr_score(packed.c, ffi.cast("int32_t *", ffi.from_buffer(r32)), hard, pen))
-    return int(hard[0]), int(pen[0])
+    return _score_packed(packed, r)
 
 
 def solve_generetic(
@@ -263,17 +278,15 @@ def solve_generetic(
     _check(lib.gr_validate(packed.c))
     best = _Best(started)
     progress = control.progress
-    ga_prog = ffi.new("gr_progress *")
-    ga_prog.best_hard = -1
-    ga_prog.best_penalty = -1
-    ga_prog.first_feasible_ms = -1
-    ga_prog.best_ms = -1
+    ga_prog = _new_progress()
+    legs = [ga_prog]  # the GA's runs: the first, and the one after the weekend MIP
 
     def refresh() -> None:
-        progress.generation = int(ga_prog.generation)
-        progress.population = int(ga_prog.population)
-        progress.evaluations = best.priced + int(ga_prog.evaluations)
-        hard, penalty = int(ga_prog.best_hard), int(ga_prog.best_penalty)
+        leg = legs[-1]
+        progress.generation = sum(int(g.generation) for g in legs)
+        progress.population = int(leg.population)
+        progress.evaluations = best.priced + sum(int(g.evaluations) for g in legs)
+        hard, penalty = int(leg.best_hard), int(leg.best_penalty)
         if best.penalty is not None and (hard != 0 or penalty > best.penalty):
             hard, penalty = 0, best.penalty
         progress.best_hard = hard
@@ -306,10 +319,12 @@ def solve_generetic(
     roster = np.full(packed.shape, -1, dtype=np.int32)
     ga_offset_ms = (time.monotonic() - started) * 1000.0
     ga_runs = not skip_ga and remaining > 0
+    polish = 0.0
     if ga_runs:
         progress.phase = PHASE_GENETIC
+        polish = _weekend_seconds(packed, time_limit) if max_evaluations == 0 else 0.0
         cfg = ffi.new("gr_config *")
-        cfg.time_limit = remaining
+        cfg.time_limit = remaining - polish if polish < remaining else remaining
         cfg.seed = seed
         cfg.population = population
         cfg.crash_for_test = 1 if crash_for_test else 0
@@ -337,23 +352,121 @@ def solve_generetic(
             best_ms = ga_offset_ms + int(ga_prog.best_ms) if int(ga_prog.best_ms) >= 0 else None
     if final is None:
         final = roster
+    if polish and not control.cancel.is_set():
+        deadline = started + time_limit
+        better = _polish_weekends(packed, final, deadline - time.monotonic(), control.cancel)
+        if better is not None:
+            final, best_ms = better, (time.monotonic() - started) * 1000.0
+        hard, penalty = _score_packed(packed, final)
+        if hard == 0 and deadline - time.monotonic() >= SECOND_LEG_SECONDS \
+                and not control.cancel.is_set():
+            # the MIP's time left over (it proves most weekends optimal in under a second) is
+            # the GA's again, from the best roster, cool as after a good dive
+            best.offer(final, penalty)
+            legs.append(_new_progress())
+            leg_ms = (time.monotonic() - started) * 1000.0
+            again = _second_leg(packed, final, deadline, seed, population, legs[-1], control)
+            refresh()
+            if again is not None and int(legs[-1].best_penalty) < penalty:
+                final, best_ms = again, leg_ms + max(int(legs[-1].best_ms), 0)
     # The search keeps every pin it can (they cost more than any move gains); where the other
     # hard rules leave no row that keeps them all, the pins still win: the contract is that a
     # pinned cell is never changed, and the breakdown then shows what broke instead.
     final = set_pins(problem, final)
-    cancelled = bool(ga_prog.cancelled) or control.cancel.is_set()
+    cancelled = any(bool(g.cancelled) for g in legs) or control.cancel.is_set()
     return SolverRun(
         roster=final,
-        iterations=int(ga_prog.generation),
-        evaluations=best.priced + int(ga_prog.evaluations),
+        iterations=sum(int(g.generation) for g in legs),
+        evaluations=best.priced + sum(int(g.evaluations) for g in legs),
         time_to_first_feasible_ms=min(first_ms) if first_ms else None,
         time_to_best_ms=best_ms,
         cancelled=cancelled,
         # the GA's own verdict; without it, the column phase used the whole limit unless it
         # proved its roster optimal
-        timed_out=bool(ga_prog.timed_out) if ga_runs else not cancelled and not skip_ga,
+        timed_out=bool(legs[-1].timed_out) if ga_runs else not cancelled and not skip_ga,
         lower_bound=lower_bound,
     )
+
+
+def _second_leg(packed: _Packed, start: npt.NDArray[np.int32], deadline: float, seed: int,
+                population: int, prog: Any, control: SolveControl,
+                ) -> npt.NDArray[np.int32] | None:
+    """The GA again until `deadline`, its first individual annealed from `start` at
+    DIVE_START_HEAT under another seed; its best roster when that keeps every hard rule."""
+    cfg = ffi.new("gr_config *")
+    cfg.time_limit = max(deadline - time.monotonic(), 1e-3)
+    cfg.seed = (seed + 1) % 2**64
+    cfg.population = population
+    cfg.start_heat = DIVE_START_HEAT
+    first = np.ascontiguousarray(start, dtype=np.int32)
+    cfg.start = ffi.cast("int32_t *", ffi.from_buffer(first))
+    roster = np.full(packed.shape, -1, dtype=np.int32)
+    _check(_run_ga(packed, cfg, prog, roster, control))
+    return roster if int(prog.best_hard) == 0 else None
+
+
+def _new_progress() -> Any:
+    prog = ffi.new("gr_progress *")
+    prog.best_hard = -1
+    prog.best_penalty = -1
+    prog.first_feasible_ms = -1
+    prog.best_ms = -1
+    return prog
+
+
+def _weekend_seconds(packed: _Packed, time_limit: float) -> float:
+    """The time the weekend MIP gets at the end of the solve: WEEKEND_SHARE of the limit when
+    the problem is beyond the GA's sizes and its weekend region small enough, else 0."""
+    e, d = packed.shape
+    if d <= GA_DAYS and e * d <= GA_CELLS:
+        return 0.0
+    a = packed.arrays
+    days = a["weekend"] >= 0
+    workable = (a["day_off"][:, days] == 0).sum(axis=1)
+    columns = int((workable * (a["max_shifts"] > 0).sum(axis=1)).sum())
+    return WEEKEND_SHARE * time_limit if 0 < columns <= WEEKEND_COLUMNS else 0.0
+
+
+def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], seconds: float,
+                     cancel: threading.Event) -> npt.NDArray[np.int32] | None:
+    """The roster with every employee's weekend days re-planned exactly (pinned cells kept),
+    or None when that found nothing better in `seconds`, the roster breaks a hard rule, or
+    `cancel` was set. HiGHS hears a cancel only at its callbacks, 1-3 s apart on Instance 13,
+    so the MIP runs in a helper thread and a cancel returns at once, leaving the helper to end
+    at its next callback (its roster unread)."""
+    if seconds <= 0:
+        return None
+    hard, penalty = _score_packed(packed, roster)
+    free = weekend_cells(packed.arrays["weekend"], packed.shape)
+    if "pin" in packed.arrays:
+        free &= packed.arrays["pin"] == PIN_FREE
+    if hard or not free.any():
+        return None
+    found: list[npt.NDArray[np.int32] | None] = []
+
+    def work() -> None:
+        region = Region(packed.arrays, int(packed.c.n_weekends), roster, free)
+        found.append(region.solve(seconds, cancel.is_set))
+
+    helper = threading.Thread(target=work, name="generetic-weekends", daemon=True)
+    helper.start()
+    while helper.is_alive():
+        if cancel.wait(CANCEL_POLL_SECONDS):
+            return None
+        helper.join(CANCEL_POLL_SECONDS)
+    if not found or found[0] is None:
+        return None
+    better = np.ascontiguousarray(found[0], dtype=np.int32)
+    new_hard, new_penalty = _score_packed(packed, better)
+    return better if new_hard == 0 and new_penalty < penalty else None
+
+
+def _score_packed(packed: _Packed, roster: npt.NDArray[np.int32]) -> tuple[int, int]:
+    hard = ffi.new("int64_t *")
+    pen = ffi.new("int64_t *")
+    r32 = np.ascontiguousarray(roster, dtype=np.int32)
+    _check(lib.gr_score(packed.c, ffi.cast("int32_t *", ffi.from_buffer(r32)), hard, pen))
+    return int(hard[0]), int(pen[0])
 
 
 def _start_of(problem: Problem, packed: _Packed) -> npt.NDArray[np.int32] | None:

@@ -1,7 +1,7 @@
-"""bench/exact_regions.py: a region of a roster re-optimised exactly under every rule, the rest
-of the roster fixed (decision 0034). The MIP is only as good as its rules: a rule it missed would
-let it go below the proven optimum (the evaluator then finds the roster breaking it), a rule
-it over-tightened would keep it above."""
+"""csolver/exact_region.py and bench/exact_regions.py: a region of a roster re-optimised exactly
+under every rule, the rest of the roster fixed (decisions 0034, 0048). The MIP is only as good
+as its rules: a rule it missed would let it go below the proven optimum (the evaluator then
+finds the roster breaking it), a rule it over-tightened would keep it above."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from csolver.exact_region import Region
 from shared.roster.compiled import Problem, compile_request
 from shared.roster.curtois import bench_dir, load_curtois, roster_from_tsv
 from shared.roster.evaluator import evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from exact_regions import Region, improve, split_weekends, weekend_region
+from exact_regions import improve, split_weekends, weekend_region
 
 
 def fixture(instance: int) -> tuple[Problem, np.ndarray, int]:
@@ -32,7 +33,7 @@ def test_the_whole_roster_as_one_region_reaches_the_proven_optimum(
     problem, roster, objective = fixture(instance)
     assert objective > optimum  # the fixture is a feasible roster, not the optimum
     everything = np.ones(roster.shape, bool)
-    best = Region(problem, roster, everything).solve(120.0)
+    best = Region.of_problem(problem, roster, everything).solve(120.0)
     assert best is not None
     ev = evaluate(problem, best)
     assert (ev.hard_violations, ev.penalty) == (0, optimum)
@@ -55,7 +56,7 @@ def test_a_region_cut_out_of_a_roster_is_refilled_under_every_rule(
     holed = roster.copy()
     holed[free] = -1
     assert evaluate(problem, holed).hard_violations > 0
-    refilled = Region(problem, holed, free).solve(60.0)
+    refilled = Region.of_problem(problem, holed, free).solve(60.0)
     assert refilled is not None
     assert np.array_equal(refilled[~free], roster[~free])  # the rest is left as it was
     ev = evaluate(problem, refilled)
@@ -96,7 +97,7 @@ def test_each_row_alone_keeps_its_minutes_and_maximum_counts(instance: int) -> N
     for e in range(problem.n_employees):
         free = np.zeros(roster.shape, bool)
         free[e] = True
-        refilled = Region(problem, roster, free).solve(60.0)
+        refilled = Region.of_problem(problem, roster, free).solve(60.0)
         assert refilled is not None
         ev = evaluate(problem, refilled)
         assert ev.hard_violations == 0 and ev.penalty <= objective, problem.employee_ids[e]
@@ -121,7 +122,7 @@ def test_the_weekends_of_every_employee_are_re_planned_under_every_rule() -> Non
     holed = roster.copy()
     holed[free] = -1
     assert evaluate(problem, holed).hard_violations > 0
-    refilled = Region(problem, holed, free).solve(60.0)
+    refilled = Region.of_problem(problem, holed, free).solve(60.0)
     assert refilled is not None
     assert np.array_equal(refilled[~free], roster[~free])
     ev = evaluate(problem, refilled)
@@ -134,7 +135,7 @@ def test_a_region_given_no_time_returns_the_roster_it_started_from(instance: int
     included: a region that cannot search keeps it rather than coming back empty."""
     problem, roster, objective = fixture(instance)
     for free in (np.ones(roster.shape, bool), weekend_region(problem, roster.shape, 1)):
-        kept = Region(problem, roster, free).solve(1e-3)
+        kept = Region.of_problem(problem, roster, free).solve(1e-3)
         assert kept is not None
         ev = evaluate(problem, kept)
         assert ev.hard_violations == 0 and ev.penalty <= objective
