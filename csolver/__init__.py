@@ -77,12 +77,14 @@ DIVE_NEAR_LP = 1.25
 # Instance 13 each split weekend is a short slot (decision 0044): in 4 of 12 seeds at 60 s the
 # MIP met one more (105-109 points), in the rest it found 3-12 points, in 4.5-8 s. On 15, 18
 # and 20 it proves the weekends optimal in under a second, and the time it leaves goes to a
-# second GA run from the best roster, which ended 15 with 36 short slots in 11 of 12 seeds
-# (main: 8 of 12). Only where the MIP has at most WEEKEND_COLUMNS workable cells x types:
+# second GA run from the best roster, which ended 15 with 36 short slots in 21 of 24 seeds
+# (main: 14 of 24). Only where the MIP has at most WEEKEND_COLUMNS workable cells x types:
 # 13 has 11 584, 20 10 075; 22's 31 077 took 22-25 s for 51 points, less than the walk gains
 # in that time.
 WEEKEND_SHARE = 0.15
 WEEKEND_COLUMNS = 1 << 14
+# The weekend MIP's helper thread.
+WEEKEND_THREAD = "generetic-weekends"
 # The GA runs again after the MIP when at least this much of the limit is left: the solve
 # uses its whole limit, as without the MIP (a solve that stops early wastes what it was given).
 SECOND_LEG_SECONDS = 0.05
@@ -433,7 +435,9 @@ def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], seconds: fl
     or None when that found nothing better in `seconds`, the roster breaks a hard rule, or
     `cancel` was set. HiGHS hears a cancel only at its callbacks, 1-3 s apart on Instance 13,
     so the MIP runs in a helper thread and a cancel returns at once, leaving the helper to end
-    at its next callback (its roster unread)."""
+    at its next callback (its roster unread). The helper is not a daemon: a process that ends
+    meanwhile waits for it, as a daemon thread inside HiGHS at the interpreter's finalization
+    aborts the process ("terminate called without an active exception" after a test run)."""
     if seconds <= 0:
         return None
     hard, penalty = _score_packed(packed, roster)
@@ -448,7 +452,7 @@ def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], seconds: fl
         region = Region(packed.arrays, int(packed.c.n_weekends), roster, free)
         found.append(region.solve(seconds, cancel.is_set))
 
-    helper = threading.Thread(target=work, name="generetic-weekends", daemon=True)
+    helper = threading.Thread(target=work, name=WEEKEND_THREAD, daemon=False)
     helper.start()
     while helper.is_alive():
         if cancel.wait(CANCEL_POLL_SECONDS):

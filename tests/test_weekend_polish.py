@@ -14,6 +14,7 @@ import pytest
 
 from csolver import (
     WEEKEND_SHARE,
+    WEEKEND_THREAD,
     _Packed,
     _polish_weekends,
     _weekend_seconds,
@@ -110,6 +111,14 @@ def test_a_cancel_ends_the_polish_at_once() -> None:
     began = time.monotonic()
     assert _polish_weekends(_Packed(problem), roster, 600.0, cancel) is None
     assert time.monotonic() - began < 0.2 + 0.5
+    # the MIP goes on in its helper until HiGHS's next callback, then ends by itself; the
+    # helper is no daemon, so a process that exits meanwhile waits for it instead of
+    # finalizing the interpreter under a thread inside HiGHS (which aborts the process)
+    helpers = [t for t in threading.enumerate() if t.name == WEEKEND_THREAD]
+    assert all(not t.daemon for t in helpers)
+    for t in helpers:
+        t.join(60.0)
+        assert not t.is_alive()
 
 
 def test_highs_hears_a_stop_at_its_callbacks() -> None:
