@@ -356,10 +356,12 @@ def solve_generetic(
         final = roster
     if polish and not control.cancel.is_set():
         deadline = started + time_limit
-        better = _polish_weekends(packed, final, deadline - time.monotonic(), control.cancel)
-        if better is not None:
-            final, best_ms = better, (time.monotonic() - started) * 1000.0
         hard, penalty = _score_packed(packed, final)
+        better = (None if hard else _polish_weekends(packed, final, penalty,
+                                                     deadline - time.monotonic(), control.cancel))
+        if better is not None:
+            final, penalty = better
+            best_ms = (time.monotonic() - started) * 1000.0
         if hard == 0 and deadline - time.monotonic() >= SECOND_LEG_SECONDS \
                 and not control.cancel.is_set():
             # the MIP's time left over (it proves most weekends optimal in under a second) is
@@ -429,22 +431,21 @@ def _weekend_seconds(packed: _Packed, time_limit: float) -> float:
     return WEEKEND_SHARE * time_limit if 0 < columns <= WEEKEND_COLUMNS else 0.0
 
 
-def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], seconds: float,
-                     cancel: threading.Event) -> npt.NDArray[np.int32] | None:
-    """The roster with every employee's weekend days re-planned exactly (pinned cells kept),
-    or None when that found nothing better in `seconds`, the roster breaks a hard rule, or
-    `cancel` was set. HiGHS hears a cancel only at its callbacks, 1-3 s apart on Instance 13,
-    so the MIP runs in a helper thread and a cancel returns at once, leaving the helper to end
-    at its next callback (its roster unread). The helper is not a daemon: a process that ends
-    meanwhile waits for it, as a daemon thread inside HiGHS at the interpreter's finalization
-    aborts the process ("terminate called without an active exception" after a test run)."""
-    if seconds <= 0:
-        return None
-    hard, penalty = _score_packed(packed, roster)
+def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], penalty: int,
+                     seconds: float, cancel: threading.Event,
+                     ) -> tuple[npt.NDArray[np.int32], int] | None:
+    """The hard-feasible `roster` (of `penalty`) with every employee's weekend days re-planned
+    exactly (pinned cells kept), and its penalty; None when that found nothing better in
+    `seconds` or `cancel` was set. HiGHS hears a cancel only at its callbacks, 1-3 s apart on
+    Instance 13, so the MIP runs in a helper thread and a cancel returns at once, leaving the
+    helper to end at its next callback (its roster unread). The helper is not a daemon: a
+    process that ends meanwhile waits for it, as a daemon thread inside HiGHS at the
+    interpreter's finalization aborts the process ("terminate called without an active
+    exception" after a test run)."""
     free = weekend_cells(packed.arrays["weekend"], packed.shape)
     if "pin" in packed.arrays:
         free &= packed.arrays["pin"] == PIN_FREE
-    if hard or not free.any():
+    if seconds <= 0 or not free.any():
         return None
     found: list[npt.NDArray[np.int32] | None] = []
 
@@ -455,14 +456,14 @@ def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], seconds: fl
     helper = threading.Thread(target=work, name=WEEKEND_THREAD, daemon=False)
     helper.start()
     while helper.is_alive():
-        if cancel.wait(CANCEL_POLL_SECONDS):
-            return None
         helper.join(CANCEL_POLL_SECONDS)
+        if cancel.is_set():
+            return None
     if not found or found[0] is None:
         return None
     better = np.ascontiguousarray(found[0], dtype=np.int32)
     new_hard, new_penalty = _score_packed(packed, better)
-    return better if new_hard == 0 and new_penalty < penalty else None
+    return (better, new_penalty) if new_hard == 0 and new_penalty < penalty else None
 
 
 def _score_packed(packed: _Packed, roster: npt.NDArray[np.int32]) -> tuple[int, int]:

@@ -22,11 +22,23 @@ from csolver import (
     solve_generetic,
 )
 from csolver.exact_region import Region, weekend_cells
-from shared.roster.compiled import FREE
+from shared.roster.compiled import FREE, Problem
 from shared.roster.curtois import roster_from_tsv
 from shared.roster.evaluator import evaluate
 from shared.roster.solving import SolveControl
 from tests.csolver_helpers import BENCH, instance
+
+
+def polish(problem: Problem, roster: np.ndarray, seconds: float,
+           cancel: threading.Event) -> np.ndarray | None:
+    """The solve's weekend step on a hard-feasible roster: the better roster, or None."""
+    packed = _Packed(problem)
+    hard, penalty = score(problem, roster)
+    assert hard == 0
+    got = _polish_weekends(packed, roster, penalty, seconds, cancel)
+    if got is not None:
+        assert score(problem, got[0]) == (0, got[1])  # the penalty it reports is the roster's
+    return None if got is None else got[0]
 
 
 def fixture(i: int) -> np.ndarray:
@@ -40,7 +52,7 @@ def test_a_feasible_roster_gets_better_weekends_and_keeps_its_weekdays(i: int, o
     problem, roster = instance(i), fixture(i)
     before = evaluate(problem, roster)
     assert before.hard_violations == 0 and before.penalty > optimum
-    better = _polish_weekends(_Packed(problem), roster, 60.0, threading.Event())
+    better = polish(problem, roster, 60.0, threading.Event())
     assert better is not None
     weekend = weekend_cells(problem.weekend, roster.shape)
     assert np.array_equal(better[~weekend], roster[~weekend])
@@ -52,14 +64,14 @@ def test_pinned_weekend_cells_keep_their_pins() -> None:
     """Half the cells an unpinned polish changes are pinned to their current values: the
     polish keeps them, and finds its gain elsewhere or none."""
     problem, roster = instance(8), fixture(8)
-    free = _polish_weekends(_Packed(problem), roster, 60.0, threading.Event())
+    free = polish(problem, roster, 60.0, threading.Event())
     assert free is not None
     changed = np.nonzero(free != roster)
     pin = np.full(roster.shape, FREE, dtype=np.int32)
     keep = slice(0, max(1, changed[0].size // 2))
     pin[changed[0][keep], changed[1][keep]] = roster[changed[0][keep], changed[1][keep]]
     pinned = dataclasses.replace(problem, pin=pin)
-    better = _polish_weekends(_Packed(pinned), roster, 60.0, threading.Event())
+    better = polish(pinned, roster, 60.0, threading.Event())
     assert better is not None  # Instance 8's weekends have a gain that keeps these pins
     held = pin != FREE
     assert np.array_equal(better[held], pin[held])
@@ -87,7 +99,7 @@ def test_the_polish_prices_re_rostering_changes_as_the_evaluator_does() -> None:
         problem = dataclasses.replace(base, pin=pin, previous=previous, change_weight=3)
         before = evaluate(problem, roster)
         assert before.hard_violations == 0
-        better = _polish_weekends(_Packed(problem), roster, 60.0, threading.Event())
+        better = polish(problem, roster, 60.0, threading.Event())
         if better is None:
             continue
         polished += 1
@@ -109,7 +121,7 @@ def test_a_cancel_ends_the_polish_at_once() -> None:
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     began = time.monotonic()
-    assert _polish_weekends(_Packed(problem), roster, 600.0, cancel) is None
+    assert polish(problem, roster, 600.0, cancel) is None
     assert time.monotonic() - began < 0.2 + 0.5
     # the MIP goes on in its helper until HiGHS's next callback, then ends by itself; the
     # helper is no daemon, so a process that exits meanwhile waits for it instead of
