@@ -45,23 +45,25 @@ static int price_range(const gr_problem *p, const int64_t *cell_cost, int32_t *r
     for (int32_t e = first; e < last; e++) {
         int32_t *row = rows_out + (int64_t)e * D;
         int64_t bound;
-        /* the table DP first (fast on small rows; exact when its row keeps every maximum) */
-        st.price = cell_cost + (int64_t)e * D * V;
-        const int64_t *cell = gr_row_costs(&st, e, -1, 0);
-        st.price = NULL;
-        if (!cell) {
-            gr_state_free(&st);
-            return GR_ERR_NOMEM;
-        }
-        int table = gr_table_row(&st, e, cell, row) && gr_row_keeps_maxima(p, e, row);
-        if (table) {
-            int64_t c = 0;
-            for (int32_t d = 0; d < D; d++)
-                c += cell_cost[((int64_t)e * D + d) * V + (row[d] < 0 ? V - 1 : row[d])];
-            hard_out[e] = 0;
-            if (bound_out)
-                bound_out[e] = c;
-            continue;
+        /* the table DP first where its table is small (decision 0049); exact when its row
+         * keeps every maximum */
+        if (gr_table_first(p, e)) {
+            st.price = cell_cost + (int64_t)e * D * V;
+            const int64_t *cell = gr_row_costs(&st, e, -1, 0);
+            st.price = NULL;
+            if (!cell) {
+                gr_state_free(&st);
+                return GR_ERR_NOMEM;
+            }
+            if (gr_table_row(&st, e, cell, row) && gr_row_keeps_maxima(p, e, row)) {
+                int64_t c = 0;
+                for (int32_t d = 0; d < D; d++)
+                    c += cell_cost[((int64_t)e * D + d) * V + (row[d] < 0 ? V - 1 : row[d])];
+                hard_out[e] = 0;
+                if (bound_out)
+                    bound_out[e] = c;
+                continue;
+            }
         }
         const size_t cap = label_cap >= 0 && !(large_quick && gr_row_large(p, e))
                                ? (size_t)label_cap

@@ -259,8 +259,10 @@ int gr_row_dp_pinned(gr_state *st, int32_t e, int32_t pin_d, int32_t pin_v, int3
     const int64_t *cell = gr_row_costs(st, e, pin_d, pin_v);
     if (!cell)
         return 0;
-    /* the table DP first: its rows are exact when they keep every type's maximum */
-    if (gr_table_row(st, e, cell, out) && gr_row_keeps_maxima(st->p, e, out))
+    /* the table DP first where its table is small (decision 0049); its rows are exact when
+     * they keep every type's maximum */
+    if (gr_table_first(st->p, e) && gr_table_row(st, e, cell, out) &&
+        gr_row_keeps_maxima(st->p, e, out))
         return 1;
     /* quick on large rows; not offering them at all (as the table DP, which gave up there)
      * ended Instances 22 and 24 worse at 60 s: 88 k and 238 k against 46 k and 208 k */

@@ -1,7 +1,9 @@
-/* The table DP (the row DP before decision 0013), kept as the first try of every row DP: on
- * small rows it is several times faster than the labelling search, and both its runs are
- * relaxations of the full row problem, so a row from it that keeps every per-type maximum is
- * the cheapest rule-abiding row (row_dp.c checks that, else label_dp.c decides).
+/* The table DP (the row DP before decision 0013), kept as the first try of the constructive
+ * start's rows and, where its table is small (gr_table_first), of the moves' and pricing's:
+ * there it is faster than the labelling search, on larger tables slower (decision 0049). Both
+ * its runs are relaxations of the full row problem, so a row from it that keeps every
+ * per-type maximum is the cheapest rule-abiding row (row_dp.c checks that, else label_dp.c
+ * decides).
  *
  * Exact row re-optimisation: the cheapest row for one employee with every other row fixed,
  * by dynamic programming over days. The state is (value on the previous day, length of the
@@ -97,6 +99,72 @@ static inline void relax(const int64_t *restrict src, int64_t *restrict dst, int
     }
 }
 
+/* The table's dimensions for employee e, before any type is counted. */
+typedef struct {
+    int32_t g, maxlen; /* minutes in units of g; the longest eligible shift */
+    int track_m, track_w;
+    int32_t M, m_lo;   /* minutes states 0..M, the floor m_lo (units of g) */
+    int32_t Wn;        /* weekends states */
+    int32_t maxc, minc, mino, R; /* run bounds; run-length states 1..R */
+} dims;
+
+/* 0 when the table DP cannot take e's row (its minutes pass 4096 units, or the window is
+ * empty). */
+static int table_dims(const gr_problem *p, int32_t e, dims *t)
+{
+    const int32_t D = p->n_days, S = p->n_shifts;
+    /* minutes in units of the gcd of the eligible lengths; not tracked if no bound can bind */
+    t->g = 0;
+    t->maxlen = 0;
+    for (int32_t s = 0; s < S; s++)
+        if (p->max_shifts[(int64_t)e * S + s] > 0) {
+            t->g = gr_gcd32(t->g, p->length[s]);
+            if (p->length[s] > t->maxlen)
+                t->maxlen = p->length[s];
+        }
+    const int64_t max_m = p->max_minutes[e], min_m = p->min_minutes[e];
+    t->track_m = t->g > 0 && (max_m < (int64_t)D * t->maxlen || min_m > 0);
+    t->M = 0;
+    t->m_lo = 0;
+    if (t->track_m) {
+        int64_t cap = max_m < (int64_t)D * t->maxlen ? max_m : (int64_t)D * t->maxlen;
+        if (cap / t->g > 4096)
+            return 0;
+        t->M = (int32_t)(cap / t->g);
+        t->m_lo = (int32_t)((min_m + t->g - 1) / t->g);
+        if (t->m_lo > t->M)
+            return 0;
+    }
+    const int32_t maxw = p->max_weekends[e];
+    t->track_w = p->n_weekends > 0 && maxw < p->n_weekends;
+    t->Wn = t->track_w ? maxw + 1 : 1;
+    t->maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
+    t->minc = p->min_consec[e];
+    t->mino = p->min_off[e];
+    int32_t R = t->maxc;
+    if (t->minc > R)
+        R = t->minc;
+    if (t->mino > R)
+        R = t->mino;
+    if (R < 1)
+        R = 1;
+    t->R = R > D ? D : R;
+    return 1;
+}
+
+/* The table's transitions (states a day x values x days) for e's first run. */
+static double table_work(const gr_problem *p, const dims *t)
+{
+    const double V = (double)p->n_shifts + 1.0;
+    return V * (double)t->R * (double)(t->M + 1) * (double)t->Wn * V * (double)p->n_days;
+}
+
+int gr_table_first(const gr_problem *p, int32_t e)
+{
+    dims t;
+    return table_dims(p, e, &t) && table_work(p, &t) <= GR_TABLE_FIRST_WORK;
+}
+
 /* The DP with the count of type ts (-1: none) in the state. */
 static int row_dp(gr_state *st, int32_t e, const int64_t *cell, int32_t ts, int32_t *out)
 {
@@ -104,26 +172,12 @@ static int row_dp(gr_state *st, int32_t e, const int64_t *cell, int32_t ts, int3
     const int32_t D = st->D, S = st->S, V = S + 1; /* value index S = day off */
     gr_tdp *dp = &st->tdp;
 
-    /* minutes in units of the gcd of the eligible lengths; not tracked if no bound can bind */
-    int32_t g = 0, maxlen = 0;
-    for (int32_t s = 0; s < S; s++)
-        if (p->max_shifts[(int64_t)e * S + s] > 0) {
-            g = gr_gcd32(g, p->length[s]);
-            if (p->length[s] > maxlen)
-                maxlen = p->length[s];
-        }
-    int64_t max_m = p->max_minutes[e], min_m = p->min_minutes[e];
-    int track_m = g > 0 && (max_m < (int64_t)D * maxlen || min_m > 0);
-    int32_t M = 0, m_lo = 0;
-    if (track_m) {
-        int64_t cap = max_m < (int64_t)D * maxlen ? max_m : (int64_t)D * maxlen;
-        if (cap / g > 4096)
-            return 0;
-        M = (int32_t)(cap / g);
-        m_lo = (int32_t)((min_m + g - 1) / g);
-        if (m_lo > M)
-            return 0;
-    }
+    dims t;
+    if (!table_dims(p, e, &t))
+        return 0;
+    const int32_t g = t.g, maxlen = t.maxlen, M = t.M, m_lo = t.m_lo, Wn = t.Wn, R = t.R;
+    const int32_t maxc = t.maxc, minc = t.minc, mino = t.mino;
+    const int track_m = t.track_m, track_w = t.track_w;
     /* Minutes reachable by the end of day d are at most (d + 1) * unit: the states above are
      * never written, so the loops below skip them (on long horizons most of the minutes
      * dimension early on). Skipping only unreachable states keeps the result identical. */
@@ -135,20 +189,6 @@ static int row_dp(gr_state *st, int32_t e, const int64_t *cell, int32_t ts, int3
 #define MLO(d) (track_m && (int64_t)m_lo > (int64_t)(D - 1 - (d)) * unit                            \
                     ? (int32_t)((int64_t)m_lo - (int64_t)(D - 1 - (d)) * unit)                      \
                     : 0)
-    int32_t maxw = p->max_weekends[e];
-    int track_w = st->W > 0 && maxw < st->W;
-    int32_t Wn = track_w ? maxw + 1 : 1;
-    int32_t maxc = p->max_consec[e] < D ? p->max_consec[e] : D;
-    int32_t minc = p->min_consec[e], mino = p->min_off[e];
-    int32_t R = maxc;
-    if (minc > R)
-        R = minc;
-    if (mino > R)
-        R = mino;
-    if (R < 1)
-        R = 1;
-    if (R > D)
-        R = D;
     /* shifts of the tracked type so far, 0..max: the innermost digit K of q = w * K + k */
     const int32_t K = ts >= 0 ? p->max_shifts[(int64_t)e * S + ts] + 1 : 1, Q = Wn * K;
     /* state = (((v * R + (r-1)) * (M+1) + m) * Q + q) */

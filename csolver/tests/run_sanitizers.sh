@@ -19,6 +19,14 @@ echo "== ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$out/test_asan" "${data[@]}"
 
+echo "== ASan + UBSan, the labelling search alone"
+# the moves and pricing try the table DP first only on small tables (decision 0049), and the
+# built-in problems are small: this build never tries it, so the same brute-force checks hold
+# the labelling search to the cheapest row on its own
+"$cc" "${flags[@]}" -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+    -fno-sanitize-recover=all -DGR_TABLE_FIRST_WORK=0 -o "$out/test_label" "${srcs[@]}" -lm
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$out/test_label"
+
 echo "== valgrind"
 "$cc" "${flags[@]}" -O2 -o "$out/test_plain" "${srcs[@]}" -lm
 valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
