@@ -357,8 +357,8 @@ def solve_generetic(
     if polish and not control.cancel.is_set():
         deadline = started + time_limit
         hard, penalty = _score_packed(packed, final)
-        better = (None if hard else _polish_weekends(packed, final, penalty,
-                                                     deadline - time.monotonic(), control.cancel))
+        better = None if hard else _polish_weekends(packed, final, penalty, deadline,
+                                                    control.cancel)
         if better is not None:
             final, penalty = better
             best_ms = (time.monotonic() - started) * 1000.0
@@ -432,19 +432,20 @@ def _weekend_seconds(packed: _Packed, time_limit: float) -> float:
 
 
 def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], penalty: int,
-                     seconds: float, cancel: threading.Event,
+                     deadline: float, cancel: threading.Event,
                      ) -> tuple[npt.NDArray[np.int32], int] | None:
     """The hard-feasible `roster` (of `penalty`) with every employee's weekend days re-planned
-    exactly (pinned cells kept), and its penalty; None when that found nothing better in
-    `seconds` or `cancel` was set. HiGHS hears a cancel only at its callbacks, 1-3 s apart on
-    Instance 13, so the MIP runs in a helper thread and a cancel returns at once, leaving the
-    helper to end at its next callback (its roster unread). The helper is not a daemon: a
-    process that ends meanwhile waits for it, as a daemon thread inside HiGHS at the
-    interpreter's finalization aborts the process ("terminate called without an active
-    exception" after a test run)."""
+    exactly (pinned cells kept), and its penalty; None when that found nothing better by
+    `deadline` (time.monotonic()) or `cancel` was set. HiGHS hears its time limit and a cancel
+    only at its callbacks, 1-3 s apart on Instance 13, so the MIP runs in a helper thread, and
+    the deadline or a cancel returns at once, leaving the helper to end at its next callback
+    (its roster unread). The helper is not a daemon: a process that ends meanwhile waits for
+    it, as a daemon thread inside HiGHS at the interpreter's finalization aborts the process
+    ("terminate called without an active exception" after a test run)."""
     free = weekend_cells(packed.arrays["weekend"], packed.shape)
     if "pin" in packed.arrays:
         free &= packed.arrays["pin"] == PIN_FREE
+    seconds = deadline - time.monotonic()
     if seconds <= 0 or not free.any():
         return None
     found: list[npt.NDArray[np.int32] | None] = []
@@ -456,8 +457,8 @@ def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], penalty: in
     helper = threading.Thread(target=work, name=WEEKEND_THREAD, daemon=False)
     helper.start()
     while helper.is_alive():
-        helper.join(CANCEL_POLL_SECONDS)
-        if cancel.is_set():
+        helper.join(min(CANCEL_POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
+        if cancel.is_set() or (helper.is_alive() and time.monotonic() >= deadline):
             return None
     if not found or found[0] is None:
         return None

@@ -1,7 +1,8 @@
 """The solve's last step: every employee's weekend days re-planned by a MIP, the weekdays fixed
 (csolver/exact_region.py, decision 0048). What a user relies on: the roster it returns is never
 worse than the one it was given and breaks no hard rule, its weekdays and pinned cells are
-left as they were, a cancel ends it, and it runs only where the solve has time for it."""
+left as they were, a cancel or the solve's deadline ends it, and it runs only where the solve
+has time for it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+import csolver
 from csolver import (
     WEEKEND_SHARE,
     WEEKEND_THREAD,
@@ -35,7 +37,7 @@ def polish(problem: Problem, roster: np.ndarray, seconds: float,
     packed = _Packed(problem)
     hard, penalty = score(problem, roster)
     assert hard == 0
-    got = _polish_weekends(packed, roster, penalty, seconds, cancel)
+    got = _polish_weekends(packed, roster, penalty, time.monotonic() + seconds, cancel)
     if got is not None:
         assert score(problem, got[0]) == (0, got[1])  # the penalty it reports is the roster's
     return None if got is None else got[0]
@@ -130,6 +132,37 @@ def test_a_cancel_ends_the_polish_at_once() -> None:
     assert all(not t.daemon for t in helpers)
     for t in helpers:
         t.join(60.0)
+        assert not t.is_alive()
+
+
+def test_the_polish_ends_at_its_deadline_while_highs_runs_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solve's limit holds through the weekend step. HiGHS checks its own time limit only
+    at its callbacks, 1-3 s apart on Instance 13 (a 3 s step ended 0.13-0.26 s late), so the
+    step stops waiting at the deadline and leaves the helper to end by itself. Here the MIP
+    stands in for a HiGHS that has not reached its next callback."""
+    release = threading.Event()
+
+    class Stuck:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def solve(self, seconds: float, stop: object) -> None:
+            release.wait(30.0)
+
+    monkeypatch.setattr(csolver, "Region", Stuck)
+    problem = instance(13)
+    packed = _Packed(problem)
+    roster = np.full(packed.shape, -1, dtype=np.int32)
+    try:
+        got = _polish_weekends(packed, roster, 10**9, time.monotonic() + 0.2, threading.Event())
+        helpers = [t for t in threading.enumerate() if t.name == WEEKEND_THREAD]
+        assert got is None
+        assert any(t.is_alive() for t in helpers)  # returned while the MIP still ran
+    finally:
+        release.set()
+    for t in helpers:
+        t.join(30.0)
         assert not t.is_alive()
 
 
