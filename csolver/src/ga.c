@@ -32,10 +32,15 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_REQUEST_SHARE
 #define GR_REQUEST_SHARE 30
 #endif
-/* Long horizons: this many percent of the request proposals are two-day exchanges that keep
- * both employees' minutes and the cover (request_pair, decision 0043; 60 s, seeds 1-12, side
- * by side: 20 5 034 -> 5 008, better in 10 of 12; 22 and 24 level). Shorter horizons keep the
- * single-cell request move: Instance 18 lost a cover unit in 5 of 9 seeds with it. */
+/* This many percent of the request proposals are two-day exchanges that keep both
+ * employees' minutes and the cover (request_pair). Long horizons: 50 (decision 0043; 60 s,
+ * seeds 1-12, side by side: 20 5 034 -> 5 008, better in 10 of 12; 22 and 24 level). Shorter
+ * horizons: 20 (decision 0050; 60 s, seeds 1-12: 13 1 515 -> 1 474, 18 4 508 -> 4 473 with
+ * every seed at 43 short slots; 15 level; 1-12 at 10 s level); at 50 Instance 18 lost a cover
+ * unit in 5 of 9 seeds (0043), at 35 13 was worse again. */
+#ifndef GR_REQUEST_PAIR
+#define GR_REQUEST_PAIR 20
+#endif
 #ifndef GR_LONG_REQUEST_PAIR
 #define GR_LONG_REQUEST_PAIR 50
 #endif
@@ -273,7 +278,8 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
                        .mask_period = 200,
                        .chain_period = 5000,
                        .eject_share = GR_EJECT_SHARE,
-                       .eject_cover = GR_EJECT_COVER};
+                       .eject_cover = GR_EJECT_COVER,
+                       .request_pair = GR_REQUEST_PAIR};
     memcpy(ls.cum, cum, sizeof cum);
     const int long_horizon = p->n_days >= GR_LONG_DAYS;
     if (long_horizon) {
