@@ -110,8 +110,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #ifndef GR_LONG_LNS_PERIOD
 #define GR_LONG_LNS_PERIOD 80000
 #endif
-/* Long horizons: the first anneal's start heat, twice the short horizons' 30 (tuned on
- * Instances 1-12, decision 0002). Decision 0042 measured 10 and 90 there: 90 helped 22 and
+/* Long horizons: the start heat of the population's anneals (the first and the three others,
+ * not the children's), twice the short horizons' 30 (tuned on Instances 1-12, decision
+ * 0002). Decision 0042 measured 10 and 90 there: 90 helped 22 and
  * hurt 24. At 60 against 30, 60 s, seeds 1-12 (5-12 side by side): 22 34 058 -> 33 569
  * (better in 11 of 12), 24 46 692 -> 46 434 (10 of 12), 20 level; 22 doubled 69 310 -> 67 830,
  * 20 doubled level; at the service's 10 s, 24 61 790 -> 60 181 and 22 36 274 -> 35 522
