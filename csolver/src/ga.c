@@ -112,27 +112,26 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 #endif
 /* Long horizons: the start heat of the population's anneals (the first and the three others,
  * not the children's), twice the short horizons' 30 (tuned on Instances 1-12, decision
- * 0002). Decision 0042 measured 10 and 90 there: 90 helped 22 and
- * hurt 24. At 60 against 30, 60 s, seeds 1-12 (5-12 side by side): 22 34 058 -> 33 569
- * (better in 11 of 12), 24 46 692 -> 46 434 (10 of 12), 20 level; 22 doubled 69 310 -> 67 830,
- * 20 doubled level; at the service's 10 s, 24 61 790 -> 60 181 and 22 36 274 -> 35 522
- * (decision 0051). */
+ * 0002). Decision 0042 measured 10 and 90 there: 90 helped 22 and hurt 24. At 60 against
+ * 30, 60 s, seeds 1-12 (5-12 side by side): 22 34 058 -> 33 569 (better in 11 of 12), 24
+ * 46 692 -> 46 434 (10 of 12), 20 level; 22 doubled 69 310 -> 67 830, 20 doubled level; at
+ * the service's 10 s, 24 61 790 -> 60 181 and 22 36 274 -> 35 522 (decision 0051). */
 #ifndef GR_LONG_T0
 #define GR_LONG_T0 60.0
 #endif
 #ifndef GR_LONG_INIT_SHARE
 #define GR_LONG_INIT_SHARE 0.01
 #endif
-/* A timed walk from 182 days on spends the time after its first anneal on a quench from the
- * best roster, from the end heat down to this one, in place of the population's other
- * members: none of them ever came near the first anneal there (Instance 22, 60 s: 45-47 k
- * against 33 k), and their greedy starts took the time. 60 s, seeds 1-12, side by side: 24
+/* A timed walk from 182 days on is a population of one: the time after its first anneal goes
+ * to a quench of the best roster, from the end heat down to this one, instead of three more
+ * members, none of which ever came near the first anneal there (Instance 22, 60 s: 45-47 k
+ * against 33 k) while their greedy starts took the time. 60 s, seeds 1-12, side by side: 24
  * 45 798 -> 45 304 (better in all 12), 22 level, 20 level (decision 0052). */
 #ifndef GR_LONG_QUENCH_END
 #define GR_LONG_QUENCH_END 0.1
 #endif
-/* ... ending this share of the time after the start before the limit, which the quench's
- * closing row sweeps need (0.1-0.3 s on 22 and 24) */
+/* The quench ends this share of the time after the start before the limit: its closing row
+ * sweeps need 0.1-0.3 s on 22 and 24. */
 #define QUENCH_SWEEP_SHARE 0.01
 #define CALIBRATION_ITERATIONS 200000
 
@@ -208,23 +207,6 @@ static int is_duplicate(const member *pop, int32_t n, const int32_t *r, int64_t 
         if (pop[i].cost == cost && memcmp(pop[i].roster, r, cells * sizeof(int32_t)) == 0)
             return 1;
     return 0;
-}
-
-/* The walk from the best roster so far, cooling from GR_T_END to GR_LONG_QUENCH_END over
- * `seconds` of the clock; `ls` gives its other parameters. The best stays offered in `ctx`. */
-static void quench(gr_state *st, gr_rng *rng, gr_ctx *ctx, const gr_ls_params *ls,
-                   int32_t *best_buf, double seconds)
-{
-    if (seconds <= 0.0 || ctx->stop)
-        return;
-    gr_state_load(st, ctx->best_roster);
-    gr_ls_params q = *ls;
-    q.t_start = GR_T_END;
-    q.t_end = GR_LONG_QUENCH_END;
-    q.iterations = 0;
-    q.seconds = seconds;
-    gr_local_search(st, rng, ctx, &q, best_buf);
-    gr_ctx_offer(ctx, st->roster);
 }
 
 static void crash_now(void)
@@ -379,14 +361,10 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     /* A start that is already a good roster (a dive's) anneals cool: from the greedy start's
      * heat the walk leaves it first and may not get back below it (decision 0026). */
     const double heat = ls.t_start;
+    const int quench = long_horizon && timed;
     int32_t n = 0;
-    for (; n < P; n++) {
+    for (; n < (quench ? 1 : P); n++) {
         ls.t_start = n == 0 && cfg->start && cfg->start_heat > 0.0 ? cfg->start_heat : heat;
-        if (n > 0 && long_horizon && timed) {
-            quench(&st, &rng, &ctx, &ls, best_buf,
-                   cfg->time_limit - (gr_now() - ctx.start) - QUENCH_SWEEP_SHARE * remaining);
-            break;
-        }
         if (n > 0) {
             gr_greedy_start(&st, &rng, &ctx);
             gr_ctx_offer(&ctx, st.roster);
@@ -434,10 +412,19 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         generation++;
         atomic_store_explicit(&progress->generation, generation, memory_order_relaxed);
     }
-    /* a population of one (or a huge instance) still uses the whole budget */
-    while (!ctx.stop) {
+    /* a population of one (or a huge instance) still uses the whole budget: from the best
+     * roster, as a child (cooler restarts) or, on long horizons, as the quench */
+    gr_ls_params last_ls = child_ls;
+    if (quench) {
+        last_ls.t_start = GR_T_END;
+        last_ls.t_end = GR_LONG_QUENCH_END;
+        last_ls.iterations = 0;
+        last_ls.seconds =
+            cfg->time_limit - (gr_now() - ctx.start) - QUENCH_SWEEP_SHARE * remaining;
+    }
+    while (!ctx.stop && !(quench && last_ls.seconds <= 0.0)) {
         gr_state_load(&st, ctx.best_roster);
-        gr_local_search(&st, &rng, &ctx, &child_ls, best_buf);
+        gr_local_search(&st, &rng, &ctx, &last_ls, best_buf);
         gr_ctx_offer(&ctx, st.roster);
     }
 
