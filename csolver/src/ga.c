@@ -413,7 +413,9 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         atomic_store_explicit(&progress->generation, generation, memory_order_relaxed);
     }
     /* a population of one (or a huge instance) still uses the whole budget: from the best
-     * roster, as a child (cooler restarts) or, on long horizons, as the quench */
+     * roster, as a child (cooler restarts) or, on long horizons, as the quench; what its
+     * closing sweeps leave of the quench's reserve goes to a second quench, cut by the clock
+     * (the best is kept, so it can only lower it) */
     gr_ls_params last_ls = child_ls;
     if (quench) {
         last_ls.t_start = GR_T_END;
