@@ -46,6 +46,11 @@ SCALE = 1000
 DIVE_FIX = 0.8
 # Each dive may take this share of the phase's time left (it paces its fixing to fit).
 DIVE_SHARE = 0.5
+# ... and the one dive from a root that ran out of time, this share: it is the phase's last
+# step, so the rest is the GA's anyway, and a dive paced over more time fixes fewer cells a
+# step. Instance 12 at 10 s: rosters of 4 299-4 328 from the dive, not 5 379-7 102 (its LP is
+# 4 046); Instance 15 at 60 s level (decision 0054).
+ONLY_DIVE_SHARE = 0.9
 # A new dive needs at least this much time to fix anything.
 MIN_DIVE_SECONDS = 0.05
 # LP solves (with pricing) after each dive step; re-converging fully made each step ~0.5 s on
@@ -63,8 +68,9 @@ MAX_COST_ENTRIES = 1 << 20
 SMOOTH = 0.5
 # Up to this horizon and size (Instances 1-12: at most 28 days, 1680 cells) the GA alone is
 # strong (decision 0002), so a root that does not converge in time leaves the rest of the time
-# to it, as in 0008; beyond, a root near convergence, or one that kept its pace, is dived
-# from first.
+# to it, as in 0008, unless its LP has settled near its bound or estimate: the GA then goes on
+# from that root's dive (Instance 12 at 10 s: 4 158 -> 4 092 over eight seeds, decision 0054).
+# Beyond, a root near convergence, or one that kept its pace, is dived from first.
 GA_DAYS = 28
 GA_CELLS = 2048
 # Round 0 prices this many employees first, and goes on only if the rest fits in this share of
@@ -678,15 +684,15 @@ def solve_by_columns(
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
     time), the phase ends with its first roster (and one dive when the root is near its bound or
-    its estimate on a problem beyond the GA's sizes, or when it kept its pace to its deadline),
-    and the time is the GA's. With `improve`, the phase instead re-optimises regions of the best
-    roster until its deadline (`_improve`, fix-and-optimise; off by default: at today's pricing
-    speed the GA alone does better on Instances 13, 20 and 22, decision 0014). `start` is a
-    roster to begin from, `root=False` skips the root. Returns None when the problem is too
-    large for the cost table; `offer` sees each better roster, `priced` the number of rows each
-    pricing round computed, `bound` the lower bound once the root has one and `begun` when the
-    phase goes on past its round 0 (on long horizons it ends there, its time the GA's)
-    (progress)."""
+    its estimate, or, on a problem beyond the GA's sizes, when it kept its pace to its
+    deadline), and the time is the GA's. With `improve`, the phase instead re-optimises regions
+    of the best roster until its deadline (`_improve`, fix-and-optimise; off by default: at
+    today's pricing speed the GA alone does better on Instances 13, 20 and 22, decision 0014).
+    `start` is a roster to begin from, `root=False` skips the root. Returns None when the
+    problem is too large for the cost table; `offer` sees each better roster, `priced` the
+    number of rows each pricing round computed, `bound` the lower bound once the root has one
+    and `begun` when the phase goes on past its round 0 (on long horizons it ends there, its
+    time the GA's) (progress)."""
     e, d = shape
     s = int(arrays["length"].size)
     if e * d * (s + 1) > MAX_COST_ENTRIES:
@@ -748,9 +754,10 @@ def solve_by_columns(
                root_sub.estimate, len(root_sub.master.rows))
 
     small = d <= GA_DAYS and e * d <= GA_CELLS
-    if not converged and (small or not root) and (not improve or pb.roster is None):
-        # a root too slow for its time (Instance 12 at 10 s, decision 0008) or not tried:
-        # the time is the GA's, unless fix-and-optimise was asked for
+    unsettled = small and not root_sub.settled()
+    if not converged and (unsettled or not root) and (not improve or pb.roster is None):
+        # a root too slow for its time and far from its bound (Instance 12 at 5 s, decision
+        # 0008), or not tried: the time is the GA's, unless fix-and-optimise was asked for
         return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=False)
 
     def proven() -> bool:
@@ -787,7 +794,8 @@ def solve_by_columns(
             # the root's last solve may have stopped at its time limit, mid-pivot: the dive
             # reads the LP's values, so they must be an optimum over the rows it has
             root_sub.master.solve(left * DIVE_SHARE)
-        roster = root_sub.dive(now + left * DIVE_SHARE, work_only=dives % 2 == 0)
+        share = DIVE_SHARE if converged else ONLY_DIVE_SHARE
+        roster = root_sub.dive(now + left * share, work_only=dives % 2 == 0)
         dives += 1
         if roster is None:
             break

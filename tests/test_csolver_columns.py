@@ -338,6 +338,55 @@ def test_a_root_that_kept_its_pace_or_settled_but_ran_out_of_time_is_dived_from(
     assert len(dives) == (1 if settled or (kept_pace and rounds >= cg.PACE_FROM) else 0)
 
 
+@pytest.mark.parametrize("settled", [True, False])
+def test_a_small_root_that_settled_but_ran_out_of_time_is_dived_from_for_most_of_the_phase(
+        settled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance 12 at 10 s: its root runs out of time a few rounds short of converging, its LP
+    within 2 % of its estimate. On the GA's sizes such a root is dived from, once, and the
+    dive may take most of the phase's time left (ONLY_DIVE_SHARE: paced over more time it
+    fixes fewer cells a step), since the GA goes on from its roster; a root far from its
+    bound and estimate leaves the time to the GA, as before (decision 0054)."""
+    from csolver import column_generation as cg
+    from csolver.column_generation import _Sub
+
+    monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
+    generate, dive = _Sub.generate, _Sub.dive
+    dives: list[float] = []
+
+    def root(self: _Sub, until: float, most: int = 1 << 30, smooth: float = 0.0,
+             pace: bool = False) -> bool:
+        if most < 1 << 30:  # the dive's own pricing
+            return generate(self, until, most, smooth)
+        generate(self, until, most=4, smooth=smooth)
+        self.estimate = self.master.solved if settled else -math.inf
+        return False
+
+    def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
+        dives.append(deadline)
+        return dive(self, deadline, work_only)
+
+    monkeypatch.setattr(_Sub, "generate", root)
+    monkeypatch.setattr(_Sub, "dive", diving)
+    p = instance(8)
+    e, d = _Packed(p).shape
+    assert d <= cg.GA_DAYS and e * d <= cg.GA_CELLS  # one of the GA's sizes
+    packed = _Packed(p)
+    offered: list[int] = []
+    began = time.monotonic()
+    phase_end = began + 3
+    out = solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=phase_end,
+                           root_deadline=phase_end, stop=lambda: False,
+                           offer=lambda roster, penalty: offered.append(penalty))
+    assert out is not None and not out.proven_optimal
+    if not settled:
+        assert dives == [] and not out.dived
+        return
+    assert len(dives) == 1 and out.dived and out.penalty == min(offered)
+    # paced to ONLY_DIVE_SHARE of the time left after the root, not to DIVE_SHARE
+    assert cg.ONLY_DIVE_SHARE > cg.DIVE_SHARE
+    assert dives[0] >= (1 - cg.ONLY_DIVE_SHARE) * began + cg.ONLY_DIVE_SHARE * phase_end
+
+
 def test_a_root_whose_rounds_grow_is_given_up_by_its_latest_round() -> None:
     """The root's pace (a pure rule, no clock): its rounds grow with the LP, so a root whose
     latest round is far slower than its mean is judged by the latest one, and given up while
