@@ -49,7 +49,7 @@ DIVE_SHARE = 0.5
 # ... and the one dive from a root that ran out of time, this share: it is the phase's last
 # step, so the rest is the GA's anyway, and a dive paced over more time fixes fewer cells a
 # step. Instance 12 at 10 s: rosters of 4 299-4 328 from the dive, not 5 379-7 102 (its LP is
-# 4 046); Instance 15 at 60 s level (decision 0054).
+# 4 046), and 4 083 after the GA, not 4 100 (decision 0054).
 ONLY_DIVE_SHARE = 0.9
 # A new dive needs at least this much time to fix anything.
 MIN_DIVE_SECONDS = 0.05
