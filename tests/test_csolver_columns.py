@@ -367,10 +367,9 @@ def test_a_small_root_that_settled_but_ran_out_of_time_is_dived_from_for_most_of
 
     monkeypatch.setattr(_Sub, "generate", root)
     monkeypatch.setattr(_Sub, "dive", diving)
-    p = instance(8)
-    e, d = _Packed(p).shape
+    packed = _Packed(instance(8))
+    e, d = packed.shape
     assert d <= cg.GA_DAYS and e * d <= cg.GA_CELLS  # one of the GA's sizes
-    packed = _Packed(p)
     offered: list[int] = []
     began = time.monotonic()
     phase_end = began + 3
