@@ -754,8 +754,8 @@ def solve_by_columns(
                root_sub.estimate, len(root_sub.master.rows))
 
     small = d <= GA_DAYS and e * d <= GA_CELLS
-    unsettled = small and not root_sub.settled()
-    if not converged and (unsettled or not root) and (not improve or pb.roster is None):
+    near = root_sub.settled()
+    if not converged and ((small and not near) or not root) and (not improve or pb.roster is None):
         # a root too slow for its time and far from its bound (Instance 12 at 5 s, decision
         # 0008), or not tried: the time is the GA's, unless fix-and-optimise was asked for
         return ColumnOutcome(penalty=pb.best, lower_bound=lower, proven_optimal=False)
@@ -775,7 +775,6 @@ def solve_by_columns(
     # GA's start. The estimate is what says a root is nearly done when its pace gave it up
     # in its last seconds: Instance 15 doubled (90 staff) was given up after 31-38 rounds,
     # its LP within 1 % of the estimate, and without the dive ended 9 % worse (decision 0045).
-    near = root_sub.settled()
     # every employee on a priced row in the root's last optimal LP, or None
     root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     paced = not root_sub.paced_out and root_sub.rounds >= PACE_FROM and root_lp is not None

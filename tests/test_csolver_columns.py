@@ -294,6 +294,36 @@ def test_a_dive_step_fixes_only_cells_one_of_the_employees_rows_keeps_together()
     assert kept == {(0, 0, 0), (0, 1, s)}
 
 
+def _root_out_of_time(monkeypatch: pytest.MonkeyPatch, *, rounds: int, settled: bool,
+                      kept_pace: bool = True) -> list[float]:
+    """Stubs the root of `solve_by_columns`: `rounds` LP solves, then its time is up (no
+    clock involved), its pace kept or not, its LP settled at its Lagrangian estimate or far
+    from it (NEAR_ROOT 0). The dives run as they are; returns their deadlines as they come."""
+    from csolver import column_generation as cg
+    from csolver.column_generation import _Sub
+
+    monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
+    generate, dive = _Sub.generate, _Sub.dive
+    dives: list[float] = []
+
+    def root(self: _Sub, until: float, most: int = 1 << 30, smooth: float = 0.0,
+             pace: bool = False) -> bool:
+        if most < 1 << 30:  # the dives' own pricing
+            return generate(self, until, most, smooth)
+        generate(self, until, most=rounds, smooth=smooth)
+        self.paced_out = not kept_pace
+        self.estimate = self.master.solved if settled else -math.inf
+        return False
+
+    def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
+        dives.append(deadline)
+        return dive(self, deadline, work_only)
+
+    monkeypatch.setattr(_Sub, "generate", root)
+    monkeypatch.setattr(_Sub, "dive", diving)
+    return dives
+
+
 @pytest.mark.parametrize(("kept_pace", "rounds", "settled"),
                          [(True, 5, False), (False, 5, False), (True, 1, False), (False, 5, True)])
 def test_a_root_that_kept_its_pace_or_settled_but_ran_out_of_time_is_dived_from(
@@ -305,28 +335,9 @@ def test_a_root_that_kept_its_pace_or_settled_but_ran_out_of_time_is_dived_from(
     judged (fewer than PACE_FROM rounds), leaves the time to the GA. The root runs `rounds`
     LP solves and then reports its time up (no clock involved)."""
     from csolver import column_generation as cg
-    from csolver.column_generation import _Sub
 
-    monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
     monkeypatch.setattr(cg, "ROOT_ROUNDS", 1)  # round 0 never keeps the root from running
-    generate, dive = _Sub.generate, _Sub.dive
-    dives: list[bool] = []
-
-    def root(self: _Sub, until: float, most: int = 1 << 30, smooth: float = 0.0,
-             pace: bool = False) -> bool:
-        if not pace:  # the dives' own pricing
-            return generate(self, until, most, smooth)
-        generate(self, until, most=rounds, smooth=smooth)
-        self.paced_out = not kept_pace
-        self.estimate = self.master.solved if settled else -math.inf
-        return False
-
-    def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
-        dives.append(work_only)
-        return dive(self, deadline, work_only)
-
-    monkeypatch.setattr(_Sub, "generate", root)
-    monkeypatch.setattr(_Sub, "dive", diving)
+    dives = _root_out_of_time(monkeypatch, rounds=rounds, settled=settled, kept_pace=kept_pace)
     p = instance(15)
     packed = _Packed(p)
     now = time.monotonic()
@@ -347,26 +358,8 @@ def test_a_small_root_that_settled_but_ran_out_of_time_is_dived_from_for_most_of
     fixes fewer cells a step), since the GA goes on from its roster; a root far from its
     bound and estimate leaves the time to the GA, as before (decision 0054)."""
     from csolver import column_generation as cg
-    from csolver.column_generation import _Sub
 
-    monkeypatch.setattr(cg, "NEAR_ROOT", 0.0)
-    generate, dive = _Sub.generate, _Sub.dive
-    dives: list[float] = []
-
-    def root(self: _Sub, until: float, most: int = 1 << 30, smooth: float = 0.0,
-             pace: bool = False) -> bool:
-        if most < 1 << 30:  # the dive's own pricing
-            return generate(self, until, most, smooth)
-        generate(self, until, most=4, smooth=smooth)
-        self.estimate = self.master.solved if settled else -math.inf
-        return False
-
-    def diving(self: _Sub, deadline: float, work_only: bool) -> Any:
-        dives.append(deadline)
-        return dive(self, deadline, work_only)
-
-    monkeypatch.setattr(_Sub, "generate", root)
-    monkeypatch.setattr(_Sub, "dive", diving)
+    dives = _root_out_of_time(monkeypatch, rounds=4, settled=settled)
     packed = _Packed(instance(8))
     e, d = packed.shape
     assert d <= cg.GA_DAYS and e * d <= cg.GA_CELLS  # one of the GA's sizes
