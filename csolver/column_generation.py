@@ -734,7 +734,9 @@ def solve_by_columns(
     # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
     if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
         root = False
-    if (root and d * s <= MAX_COVER_ROWS) or improve:
+    rooted = root and d * s <= MAX_COVER_ROWS  # the root LP runs
+    small = d <= GA_DAYS and e * d <= GA_CELLS
+    if rooted or improve:
         # past round 0 (each row on requests alone), which long horizons end the phase with
         begun()
     abiding = (hard0 == 0) | (hard0 == CAPPED)
@@ -743,9 +745,9 @@ def solve_by_columns(
     if abiding.all():
         pb.consider(rows0)
     converged = False
-    if root and d * s <= MAX_COVER_ROWS:
+    if rooted:
         converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH,
-                                      pace=PACE and not (d <= GA_DAYS and e * d <= GA_CELLS))
+                                      pace=PACE and not small)
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)
@@ -753,7 +755,6 @@ def solve_by_columns(
                converged, root_sub.master.objective(), root_sub.master.solved, lower,
                root_sub.estimate, len(root_sub.master.rows))
 
-    small = d <= GA_DAYS and e * d <= GA_CELLS
     near = root_sub.settled()
     if not converged and ((small and not near) or not root) and (not improve or pb.roster is None):
         # a root too slow for its time and far from its bound (Instance 12 at 5 s, decision
@@ -778,7 +779,7 @@ def solve_by_columns(
     # every employee on a priced row in the root's last optimal LP, or None
     root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     paced = not root_sub.paced_out and root_sub.rounds >= PACE_FROM and root_lp is not None
-    tried = root and d * s <= MAX_COVER_ROWS and (near or paced)
+    tried = rooted and (near or paced)
     while (converged or (tried and dives == 0)) and not stop() and not proven():
         if dives >= (ROOT_DIVES if pb.roster is not None else ROOT_DIVES + 1):
             break
