@@ -340,6 +340,12 @@ def solve_generetic(
                 cfg.start_heat = DIVE_START_HEAT
         if start is not None:
             cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
+        fallback = None
+        if best.roster is not None:
+            # feasible by construction (each row from the exact row search): the GA goes on
+            # from it where its own start stays broken after the repair (pins on long rows)
+            fallback = np.ascontiguousarray(best.roster, dtype=np.int32)
+            cfg.fallback = ffi.cast("int32_t *", ffi.from_buffer(fallback))
         _check(_run_ga(packed, cfg, ga_prog, roster, control))
     refresh()
     first_ms = [best.first_ms] if best.first_ms is not None else []

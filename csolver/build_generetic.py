@@ -63,6 +63,7 @@ typedef struct {
     int64_t max_evaluations;
     const int32_t *start;
     double start_heat;
+    const int32_t *fallback;
 } gr_config;
 
 typedef struct {

@@ -118,6 +118,27 @@ def test_the_weekend_ledger_accounts_for_every_short_weekend_slot() -> None:
         assert weekend_ledger(problem, roster_from_tsv(path.read_text(), problem)).balances
 
 
+def test_the_weekend_patterns_bound_holds_for_every_stored_roster_and_sees_one_day_weekends(
+) -> None:
+    """bench/cover_bounds.py's `wk LP`: no roster leaves fewer weekend slots short. It is
+    tighter than the weekend budget alone where a weekend's two days ask for different staff:
+    Instance 7's staff may work all but 1 of its weekend shifts, yet at least 10 stay short."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from cover_bounds import cover_bounds, weekend_ledger, weekend_patterns_bound
+
+    from shared.roster.curtois import bench_dir, roster_from_tsv
+    from tests.csolver_helpers import instance
+
+    assert cover_bounds(instance(7)).weekends == 1
+    assert weekend_patterns_bound(instance(7)) == 10.0
+    for path in sorted((bench_dir() / "solutions").glob("Instance*_obj*.tsv")):
+        problem = instance(int(path.name.split("_")[0].removeprefix("Instance")))
+        bound = weekend_patterns_bound(problem)
+        assert bound is not None
+        short = weekend_ledger(problem, roster_from_tsv(path.read_text(), problem)).short
+        assert short >= bound - 1e-6, path.name
+
+
 def test_column_root_shows_the_root_converging_and_prices_rows_at_their_marginal_cost() -> None:
     """bench/column_root.py: the unpaced root's rounds as the column phase logs them, and a
     row's marginal cost is exactly what it adds to the roster's penalty."""

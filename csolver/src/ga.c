@@ -217,6 +217,18 @@ static void crash_now(void)
     *np = 1;
 }
 
+/* Does the state break a hard rule or a pin? */
+static int broken(const gr_state *st)
+{
+    if (st->total.hard != 0 || st->total.minutes != 0)
+        return 1;
+    const gr_problem *p = st->p;
+    for (int64_t c = 0; p->pin && c < (int64_t)st->E * st->D; c++)
+        if (gr_pinned(p, c) && st->roster[c] != p->pin[c])
+            return 1;
+    return 0;
+}
+
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out)
 {
     int rc = gr_validate(p);
@@ -228,8 +240,9 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         cfg->population > 1000 || cfg->max_evaluations < 0 ||
         !(cfg->start_heat == 0.0 || (cfg->start_heat >= GR_T_END && cfg->start_heat <= 1000.0)))
         return GR_ERR_CONFIG;
-    for (int64_t i = 0; cfg->start && i < (int64_t)p->n_employees * p->n_days; i++)
-        if (cfg->start[i] < -1 || cfg->start[i] >= p->n_shifts)
+    for (int64_t i = 0; i < (int64_t)p->n_employees * p->n_days; i++)
+        if ((cfg->start && (cfg->start[i] < -1 || cfg->start[i] >= p->n_shifts)) ||
+            (cfg->fallback && (cfg->fallback[i] < -1 || cfg->fallback[i] >= p->n_shifts)))
             return GR_ERR_CONFIG;
     if (cfg->crash_for_test)
         crash_now();
@@ -338,6 +351,25 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
     if (!ctx.stop) {
         gr_local_search(&st, &rng, &ctx, &repair, best_buf);
         gr_ctx_offer(&ctx, st.roster);
+    }
+    /* A start the repair left broken (a hard rule, or a pin: pins are priced, not hard, in
+     * the walk) goes on from the caller's feasible roster instead. With dense pins on a long
+     * horizon the walk from the greedy start may never get back to them within the limit
+     * (Instance 22 with 52 weekends' days off pinned: 282 pins broken after the repair, the
+     * column phase's roster of 427 800 returned after 60 s), while the column phase's rows,
+     * each built by the exact row search, keep every pin and rule. Loaded only if it is
+     * whole here too, so a caller's mistake cannot make the start worse; then repaired as a
+     * start is (the repair's row moves mend its cover). */
+    if (cfg->fallback && !ctx.stop && broken(&st)) {
+        memcpy(best_buf, st.roster, cells * sizeof(int32_t));
+        gr_state_load(&st, cfg->fallback);
+        if (broken(&st)) {
+            gr_state_load(&st, best_buf);
+        } else {
+            gr_ctx_offer(&ctx, st.roster);
+            gr_local_search(&st, &rng, &ctx, &repair, best_buf);
+            gr_ctx_offer(&ctx, st.roster);
+        }
     }
     /* Reproducible mode (evaluation budget): anneal lengths are shares of the budget counted in
      * proposals. Timed mode: shares of the remaining wall time, followed by the clock. */

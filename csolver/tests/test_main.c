@@ -1158,6 +1158,16 @@ static void test_solve(const gr_problem *p, double seconds)
 
     gr_config bad = {.time_limit = -1};
     CHECK(gr_solve(p, &bad, &prog, r1) == GR_ERR_CONFIG, "negative time limit accepted");
+    /* a fallback roster is checked as a start is; a whole one leaves a feasible solve so */
+    const int32_t first_cell = r2[0];
+    r2[0] = p->n_shifts;
+    gr_config bad_fallback = {.time_limit = 60, .seed = 3, .max_evaluations = 20000,
+                              .fallback = r2};
+    CHECK(gr_solve(p, &bad_fallback, &prog, r1) == GR_ERR_CONFIG, "fallback cell accepted");
+    r2[0] = first_cell;
+    memset(&prog, 0, sizeof prog);
+    CHECK(gr_solve(p, &bad_fallback, &prog, r1) == GR_OK, "solve with a fallback");
+    CHECK(gr_score(p, r1, &h, &pen) == GR_OK, "roster with a fallback invalid");
 
     /* a start roster: the search begins from it (and keeps a feasible one feasible) */
     memset(&prog, 0, sizeof prog);
