@@ -340,7 +340,6 @@ def solve_generetic(
                 cfg.start_heat = DIVE_START_HEAT
         if start is not None:
             cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
-        fallback = None
         if best.roster is not None:
             # feasible by construction (each row from the exact row search): the GA goes on
             # from it where its own start stays broken after the repair (pins on long rows)

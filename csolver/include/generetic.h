@@ -115,12 +115,12 @@ typedef struct {
                                  end: the temperature would rise). A start that is already a
                                  good roster (the column phase's dive) is kept near by a low
                                  one; a hot anneal walks away from it first. */
-    const int32_t *fallback;  /* E*D roster that keeps every hard rule (the column phase's
-                                 best), or NULL: where the first start still breaks a rule after
-                                 its repair, the first individual starts from this one instead
-                                 (pinned long horizons: a walk that must repair a greedy start
-                                 around the pins may not get back to feasibility within the
-                                 limit); a cell outside [-1, S) is GR_ERR_CONFIG */
+    const int32_t *fallback;  /* E*D roster that keeps every hard rule and pin (the column
+                                 phase's best), or NULL: where the first start still breaks a
+                                 rule or a pin after its repair, the first individual starts
+                                 from this one instead (pinned long horizons: a walk that must
+                                 repair a greedy start around the pins may not get back to them
+                                 within the limit); a cell outside [-1, S) is GR_ERR_CONFIG */
 } gr_config;
 
 /*

@@ -217,16 +217,14 @@ static void crash_now(void)
     *np = 1;
 }
 
-/* Does the state break a hard rule or a pin? */
+/* Does the state break a hard rule or a pin? Pins are a cost in the walk's totals, so with
+ * pins the exact scorer (which counts a broken pin as hard) says. */
 static int broken(const gr_state *st)
 {
     if (st->total.hard != 0 || st->total.minutes != 0)
         return 1;
-    const gr_problem *p = st->p;
-    for (int64_t c = 0; p->pin && c < (int64_t)st->E * st->D; c++)
-        if (gr_pinned(p, c) && st->roster[c] != p->pin[c])
-            return 1;
-    return 0;
+    int64_t hard = 0, pen = 0;
+    return st->p->pin && (gr_score_unchecked(st->p, st->roster, &hard, &pen) != GR_OK || hard);
 }
 
 int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, int32_t *roster_out)
@@ -366,7 +364,6 @@ int gr_solve(const gr_problem *p, const gr_config *cfg, gr_progress *progress, i
         if (broken(&st)) {
             gr_state_load(&st, best_buf);
         } else {
-            gr_ctx_offer(&ctx, st.roster);
             gr_local_search(&st, &rng, &ctx, &repair, best_buf);
             gr_ctx_offer(&ctx, st.roster);
         }

@@ -1158,7 +1158,8 @@ static void test_solve(const gr_problem *p, double seconds)
 
     gr_config bad = {.time_limit = -1};
     CHECK(gr_solve(p, &bad, &prog, r1) == GR_ERR_CONFIG, "negative time limit accepted");
-    /* a fallback roster is checked as a start is; a whole one leaves a feasible solve so */
+    /* a fallback roster is checked as a start is; a solve given a whole one returns a valid
+     * roster */
     const int32_t first_cell = r2[0];
     r2[0] = p->n_shifts;
     gr_config bad_fallback = {.time_limit = 60, .seed = 3, .max_evaluations = 20000,
