@@ -5,7 +5,10 @@ over whole rows solved by HiGHS, rows priced by the C row DP, then dives to inte
 then the C memetic GA for the time left, starting from the dives' best roster when there is
 one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
 On medium sizes the GA ends early and a MIP re-plans the best roster's weekend days
-(exact_region.py, decision 0048), then the GA runs again for whatever the MIP left.
+(exact_region.py, decision 0048), then the GA runs again for whatever the MIP left. On long
+horizons whose types have one length, that solve runs three times (decision 0057): briefly on
+the real problem, on the types merged (patterns.py) for a plan of free weekends, and on the
+real problem with those weekends pinned.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -19,6 +22,7 @@ HiGHS hears a cancel only at its callbacks, seconds apart, so a cancel returns a
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -29,6 +33,7 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
 from csolver.exact_region import Region, weekend_cells
+from csolver.patterns import Merged, free_weekend_pins, merge_types
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import SolveControl, SolverRun
 
@@ -90,6 +95,14 @@ WEEKEND_THREAD = "generetic-weekends"
 SECOND_LEG_SECONDS = 0.05
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
+# Beyond the GA's days, when every type has one length, a weekend plan is drawn on the types
+# merged and the real solve keeps its free weekends (decision 0057): the first
+# PLAN_FIRST_SECONDS solve the real problem (a feasible roster at once), the plan takes
+# PLAN_SHARE of the rest. Instance 22 at 60 s, seeds 1-2: 31 909-32 041 against 33 600-33 800.
+PLAN_MIN_SECONDS = 20.0
+PLAN_MIN_DAYS = 84
+PLAN_FIRST_SECONDS = 1.0
+PLAN_SHARE = 1 / 3
 PHASE_COLUMNS = "columns"
 PHASE_GENETIC = "genetic"
 
@@ -275,9 +288,24 @@ def solve_generetic(
         raise ValueError(f"max_evaluations: must not be negative, got {max_evaluations}")
     if not 0.0 <= column_share <= 1.0:
         raise ValueError(f"column_share: must be in [0, 1], got {column_share}")
-    started = time.monotonic()
     packed = _Packed(problem)
     _check(lib.gr_validate(packed.c))
+    merged: Merged | None = None
+    if (max_evaluations == 0 and column_share > 0 and not crash_for_test
+            and time_limit >= PLAN_MIN_SECONDS and problem.n_days >= PLAN_MIN_DAYS
+            and problem.n_weekends > 0):
+        merged = merge_types(problem, packed.arrays)
+    if merged is not None:
+        return _solve_planned(problem, packed, merged, time_limit, seed, control, population)
+    return _solve_once(problem, packed, time_limit, seed, control, crash_for_test, population,
+                       max_evaluations, column_share)
+
+
+def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
+                control: SolveControl, crash_for_test: bool, population: int,
+                max_evaluations: int, column_share: float) -> SolverRun:
+    """solve_generetic's two phases (and the weekend MIP), its arguments checked."""
+    started = time.monotonic()
     best = _Best(started)
     progress = control.progress
     ga_prog = _new_progress()
@@ -395,6 +423,99 @@ def solve_generetic(
         timed_out=bool(legs[-1].timed_out) if ga_runs else not cancelled and not skip_ga,
         lower_bound=lower_bound,
     )
+
+
+def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit: float,
+                   seed: int, control: SolveControl, population: int) -> SolverRun:
+    """A long roster solved in three legs (decision 0057): a short solve for a feasible
+    roster at once, the merged problem's solve for a weekend plan, then the real solve with
+    the plan's free weekends pinned; the better real roster wins. The guided leg's bound is
+    the pinned problem's, not this one's; the first leg's is kept, or the merged problem's
+    plus its offset, a relaxation's, when that is higher."""
+    started = time.monotonic()
+    end = started + time_limit
+    first = _solve_once(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), seed, control,
+                        False, population, 0, COLUMN_SHARE)
+    runs, final, best_ms = [first], first.roster, first.time_to_best_ms
+    lower_bound = first.lower_bound
+    score = _score_packed(packed, final)
+    if not control.cancel.is_set() and end - time.monotonic() > 0:
+        sub = _relay(control, runs, real=False, offset=merged.offset)
+        plain = _Packed(merged.problem)
+        plan = _solve_once(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), seed,
+                           sub, False, population, 0, COLUMN_SHARE)
+        runs.append(plan)
+        if plan.lower_bound is not None:
+            relaxed = plan.lower_bound + merged.offset
+            if lower_bound is None or relaxed > lower_bound:
+                lower_bound = control.progress.lower_bound = relaxed
+        if not control.cancel.is_set() and end - time.monotonic() > 0:
+            # a plan that breaks a rule of its own may have weekends no real row can have:
+            # then the rest of the time is an ordinary solve
+            guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
+                problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"],
+                                               problem.pin))
+            offset = (time.monotonic() - started) * 1000.0
+            sub = _relay(control, runs, real=True)
+            run = _solve_once(guided, _Packed(guided), end - time.monotonic(), seed, sub,
+                              False, population, 0, COLUMN_SHARE)
+            runs.append(run)
+            got = _score_packed(packed, run.roster)
+            if got < score:
+                final, score = run.roster, got
+                best_ms = None if run.time_to_best_ms is None else offset + run.time_to_best_ms
+            if score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
+                    and not control.cancel.is_set():
+                # the guided leg proved its pinned roster optimal early: the rest of the time
+                # walks the real problem, the pins lifted
+                prog = _new_progress()
+                offset = (time.monotonic() - started) * 1000.0
+                again = _second_leg(packed, final, end, seed, population, prog, control)
+                if again is not None and int(prog.best_penalty) < score[1]:
+                    final, score = again, (0, int(prog.best_penalty))
+                    best_ms = offset + max(int(prog.best_ms), 0)
+    control.refresh = lambda: None
+    if score[0] == 0 and (control.progress.best_hard != 0
+                          or score[1] < control.progress.best_penalty):
+        control.progress.best_hard, control.progress.best_penalty = 0, score[1]
+    return SolverRun(
+        roster=set_pins(problem, final),
+        iterations=sum(r.iterations for r in runs),
+        evaluations=sum(r.evaluations for r in runs),
+        time_to_first_feasible_ms=first.time_to_first_feasible_ms,
+        time_to_best_ms=best_ms,
+        cancelled=control.cancel.is_set(),
+        timed_out=not control.cancel.is_set(),
+        lower_bound=lower_bound,
+    )
+
+
+def _relay(control: SolveControl, runs: list[SolverRun], *, real: bool,
+           offset: int | None = None) -> SolveControl:
+    """A leg's own control: it shares the caller's cancel, and the caller's progress shows
+    the legs' figures added up. A leg on the merged problem (`real` False) has penalties of
+    another problem, so only the real legs' better rosters reach the caller's best. A bound
+    reaches it only from a relaxation, plus `offset` (None: the leg's bound is not one)."""
+    sub = SolveControl(cancel=control.cancel)
+    generations = sum(r.iterations for r in runs)
+    evaluations = sum(r.evaluations for r in runs)
+
+    def refresh() -> None:
+        sub.refresh()
+        mine, theirs = control.progress, sub.progress
+        mine.generation = generations + theirs.generation
+        mine.evaluations = evaluations + theirs.evaluations
+        mine.population = theirs.population
+        mine.phase = theirs.phase
+        if real and theirs.best_hard == 0 and (
+                mine.best_hard != 0 or theirs.best_penalty < mine.best_penalty):
+            mine.best_hard, mine.best_penalty = 0, theirs.best_penalty
+        if offset is not None and theirs.lower_bound is not None and (
+                mine.lower_bound is None or theirs.lower_bound + offset > mine.lower_bound):
+            mine.lower_bound = theirs.lower_bound + offset
+
+    control.refresh = refresh
+    return sub
 
 
 def _second_leg(packed: _Packed, start: npt.NDArray[np.int32], deadline: float, seed: int,

@@ -1,0 +1,144 @@
+"""The weekend plan drawn on the shift types merged (csolver/patterns.py, decision 0057)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import csolver
+from csolver import _Packed
+from csolver.patterns import free_weekend_pins, merge_types
+from shared.roster.compiled import FREE, Problem
+from shared.roster.evaluator import evaluate
+from shared.roster.solving import SolveControl
+from tests.csolver_helpers import instance, random_problem, random_roster
+
+
+def _merged(p: Problem) -> Problem:
+    m = merge_types(p, _Packed(p).arrays)
+    assert m is not None
+    return m.problem
+
+
+def _days_worked(roster: np.ndarray) -> np.ndarray:
+    return np.where(np.asarray(roster) >= 0, 0, -1).astype(np.int32)
+
+
+def test_types_of_different_lengths_or_a_single_type_are_not_merged() -> None:
+    assert merge_types(instance(24), _Packed(instance(24)).arrays) is None  # 480, 600, 720
+    assert merge_types(instance(1), _Packed(instance(1)).arrays) is None  # one type
+    m = _merged(instance(22))
+    assert m.n_shifts == 1 and m.n_days == 364
+    assert np.array_equal(np.asarray(m.cover_req)[:, 0],
+                          np.asarray(instance(22).cover_req).sum(axis=1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_merged_roster_never_costs_more_than_a_real_one_with_the_same_days(seed: int) -> None:
+    """The merged problem is a relaxation: any real roster, its types summed out, costs no
+    more in requests and cover there, and a real roster that keeps every rule keeps every
+    merged rule. Random problems with every rule and several requests per cell."""
+    rng = np.random.default_rng(seed)
+    base = random_problem(rng, 6, 21, 3)
+    p = dataclasses.replace(base, length=np.full(3, 480, np.int32))
+    m = _merged(p)
+    for _ in range(20):
+        r = random_roster(p, rng)
+        real_hard, real_pen = csolver.score(p, r)
+        hard, pen = csolver.score(m, _days_worked(r))
+        assert pen <= real_pen
+        assert real_hard > 0 or hard == 0
+
+
+def test_a_rule_abiding_roster_of_a_long_instance_keeps_the_merged_rules() -> None:
+    p = instance(18)
+    run = csolver.solve_generetic(p, time_limit=1.0, seed=1, control=SolveControl())
+    real = evaluate(p, run.roster)
+    assert real.hard_violations == 0
+    hard, pen = csolver.score(_merged(p), _days_worked(run.roster))
+    assert hard == 0 and pen <= real.penalty
+
+
+def test_free_weekends_are_pinned_off_and_the_users_pins_stay() -> None:
+    weekend = np.array([-1, -1, -1, -1, -1, 0, 0, -1, -1, -1, -1, -1, 1, 1])
+    roster = np.full((3, 14), 0, np.int32)
+    roster[0, 5:7] = -1  # weekend 0 off
+    roster[0, 12] = -1  # only half of weekend 1 off
+    roster[1, 12:14] = -1  # weekend 1 off, but its Sunday is pinned to a shift by the user
+    user = np.full((3, 14), FREE, np.int32)
+    user[1, 13] = 0
+    user[2, 0] = -1
+    pins = free_weekend_pins(roster, weekend, user)
+    want = user.copy()
+    want[0, 5:7] = -1
+    want[1, 12] = -1
+    assert np.array_equal(pins, want)
+    assert np.array_equal(free_weekend_pins(roster, weekend, None)[2], np.full(14, FREE))
+
+
+def _planned(monkeypatch: pytest.MonkeyPatch) -> Problem:
+    """Instance 22 with a few cells pinned by the user, planned at any limit."""
+    monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
+    p = instance(22)
+    pin = np.full((p.n_employees, p.n_days), FREE, np.int32)
+    pin[0, 5:7] = -1  # a weekend off
+    pin[3, 100] = 4  # a shift on a weekday
+    return dataclasses.replace(p, pin=pin)
+
+
+def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its legs solve two problems; the progress a caller polls and the result must both be
+    the real problem's: the merged problem's penalties (a few thousand lower on 22) never
+    show, and the best the progress shows never rises."""
+    p = _planned(monkeypatch)
+    control = SolveControl()
+    seen: list[int] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(0.05):
+            control.refresh()
+            if control.progress.best_hard == 0:
+                seen.append(control.progress.best_penalty)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    run = csolver.solve_generetic(p, time_limit=8.0, seed=1, control=control)
+    done.set()
+    poller.join()
+    roster = np.asarray(run.roster)
+    pinned = np.asarray(p.pin) != FREE
+    assert np.array_equal(roster[pinned], np.asarray(p.pin)[pinned])
+    result = evaluate(p, roster)
+    assert result.hard_violations == 0
+    assert seen and seen == sorted(seen, reverse=True)
+    assert min(seen) >= result.penalty == control.progress.best_penalty
+    assert run.time_to_first_feasible_ms is not None and run.timed_out
+
+
+def test_a_cancel_while_the_plan_is_drawn_returns_the_first_legs_real_roster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    p = _planned(monkeypatch)
+    control = SolveControl()
+    threading.Timer(2.5, control.cancel.set).start()  # the first leg has 1 s
+    began = time.monotonic()
+    run = csolver.solve_generetic(p, time_limit=60.0, seed=1, control=control)
+    assert time.monotonic() - began < 10
+    assert run.cancelled
+    assert evaluate(p, run.roster).hard_violations == 0
+
+
+def test_a_planned_solves_bound_is_the_merged_problems_and_never_passes_the_optimum(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance 18 (84 days, 3 types of one length, optimum 4 459 proven): the guided leg's
+    bound would be the pinned problem's; the one reported is the relaxation's."""
+    monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
+    p = instance(18)
+    run = csolver.solve_generetic(p, time_limit=6.0, seed=1, control=SolveControl())
+    assert run.lower_bound is not None
+    assert run.lower_bound <= 4459 <= evaluate(p, run.roster).penalty
