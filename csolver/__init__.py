@@ -298,7 +298,8 @@ def solve_generetic(
             and problem.n_weekends > 0):
         merged = merge_types(problem, packed.arrays)
     if merged is not None:
-        return _solve_planned(problem, packed, merged, time_limit, seed, control, population)
+        return _solve_planned(problem, packed, merged, time_limit, seed, control, population,
+                              column_share)
     return _solve_once(problem, packed, time_limit, seed, control, crash_for_test, population,
                        max_evaluations, column_share)
 
@@ -428,7 +429,8 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
 
 
 def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit: float,
-                   seed: int, control: SolveControl, population: int) -> SolverRun:
+                   seed: int, control: SolveControl, population: int,
+                   column_share: float) -> SolverRun:
     """A long roster solved in three legs (decision 0057): a short solve for a feasible
     roster at once, the merged problem's solve for a weekend plan, then the real solve with
     the plan's free weekends pinned; the better real roster wins. The guided leg's bound is
@@ -436,54 +438,63 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     plus its offset, a relaxation's, when that is higher."""
     started = time.monotonic()
     end = started + time_limit
-    first = _solve_once(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), seed, control,
-                        False, population, 0, COLUMN_SHARE)
+
+    def going() -> bool:
+        return not control.cancel.is_set() and time.monotonic() < end
+
+    def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
+            ) -> SolverRun:
+        return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
+                           column_share)
+
+    first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
     lower_bound = first.lower_bound
     score = _score_packed(packed, final)
-    if not control.cancel.is_set() and end - time.monotonic() > 0:
-        sub = _relay(control, runs, real=False, offset=merged.offset)
+    plan = None
+    if going():
         plain = _Packed(merged.problem)
-        plan = _solve_once(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), seed,
-                           sub, False, population, 0, COLUMN_SHARE)
+        plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()),
+                   _relay(control, runs, real=False, offset=merged.offset))
         runs.append(plan)
-        if plan.lower_bound is not None:
-            relaxed = plan.lower_bound + merged.offset
-            if lower_bound is None or relaxed > lower_bound:
-                lower_bound = control.progress.lower_bound = relaxed
-        if not control.cancel.is_set() and end - time.monotonic() > 0:
-            # a plan that breaks a rule of its own may have weekends no real row can have:
-            # then the rest of the time is an ordinary solve
-            guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
-                problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"],
-                                               problem.pin))
-            offset = (time.monotonic() - started) * 1000.0
-            sub = _relay(control, runs, real=True)
-            run = _solve_once(guided, _Packed(guided), end - time.monotonic(), seed, sub,
-                              False, population, 0, COLUMN_SHARE)
-            runs.append(run)
-            got = _score_packed(packed, run.roster)
-            if got < score:
-                final, score = run.roster, got
-                best_ms = None if run.time_to_best_ms is None else offset + run.time_to_best_ms
-            if score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
-                    and not control.cancel.is_set():
-                # the guided leg proved its pinned roster optimal early: the rest of the time
-                # walks the real problem, the pins lifted
-                prog = _new_progress()
-                offset = (time.monotonic() - started) * 1000.0
-                again = _second_leg(packed, final, end, seed, population, prog, control)
-                if again is not None and int(prog.best_penalty) < score[1]:
-                    final, score = again, (0, int(prog.best_penalty))
-                    best_ms = offset + max(int(prog.best_ms), 0)
+        if plan.lower_bound is not None and (
+                lower_bound is None or plan.lower_bound + merged.offset > lower_bound):
+            lower_bound = control.progress.lower_bound = plan.lower_bound + merged.offset
+    run = None
+    if plan is not None and going():
+        # a plan that breaks a rule of its own may have weekends no real row can have:
+        # then the rest of the time is an ordinary solve
+        guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
+            problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"], problem.pin))
+        offset = (time.monotonic() - started) * 1000.0
+        run = leg(guided, _Packed(guided), end - time.monotonic(),
+                  _relay(control, runs, real=True))
+        runs.append(run)
+        got = _score_packed(packed, run.roster)
+        if got < score:
+            final, score = run.roster, got
+            best_ms = None if run.time_to_best_ms is None else offset + run.time_to_best_ms
+    walked = 0  # the evaluations of the unpinned walk after an early guided leg
+    if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
+            and not control.cancel.is_set():
+        # the guided leg proved its pinned roster optimal early: the rest of the time walks
+        # the real problem, the pins lifted
+        prog = _new_progress()
+        offset = (time.monotonic() - started) * 1000.0
+        again = _second_leg(packed, final, end, seed, population, prog, control)
+        walked = int(prog.evaluations)
+        if again is not None and int(prog.best_penalty) < score[1]:
+            final, score = again, (0, int(prog.best_penalty))
+            best_ms = offset + max(int(prog.best_ms), 0)
     control.refresh = lambda: None
-    if score[0] == 0 and (control.progress.best_hard != 0
-                          or score[1] < control.progress.best_penalty):
-        control.progress.best_hard, control.progress.best_penalty = 0, score[1]
+    progress = control.progress
+    progress.lower_bound = lower_bound
+    if score[0] == 0 and (progress.best_hard != 0 or score[1] < progress.best_penalty):
+        progress.best_hard, progress.best_penalty = 0, score[1]
     return SolverRun(
         roster=set_pins(problem, final),
         iterations=sum(r.iterations for r in runs),
-        evaluations=sum(r.evaluations for r in runs),
+        evaluations=sum(r.evaluations for r in runs) + walked,
         time_to_first_feasible_ms=first.time_to_first_feasible_ms,
         time_to_best_ms=best_ms,
         cancelled=control.cancel.is_set(),

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import csolver
+from csolver.patterns import free_weekend_pins
 from shared.roster.compiled import compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
@@ -255,12 +256,7 @@ def test_a_year_with_every_weekend_off_pinned_is_solved_from_rows_that_keep_the_
     p = instance(22)
     free = csolver.solve_generetic(p, time_limit=5, seed=1, control=SolveControl())
     unpinned = np.asarray(free.roster)
-    weekend = np.asarray(p.weekend)
-    pin = np.full(unpinned.shape, -2, dtype=np.int32)
-    for w in range(p.n_weekends):
-        days = np.nonzero(weekend == w)[0]
-        off = (unpinned[:, days] < 0).all(axis=1)
-        pin[np.ix_(off, days)] = -1
+    pin = free_weekend_pins(unpinned, p.weekend, None)
     pinned = dataclasses.replace(p, pin=pin)
     run = csolver.solve_generetic(pinned, time_limit=5, seed=2, control=SolveControl())
     roster = np.asarray(run.roster)
