@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,21 +90,48 @@ def cover_bounds(p: Problem) -> CoverBounds:
 PATTERNS_MAX = 400_000
 
 
-def weekend_patterns_bound(p: Problem) -> float | None:
-    """The fewest weekend slots any roster leaves short, by the LP over weekend patterns (the
-    module's docstring); None above PATTERNS_MAX patterns or without weekends."""
+def weekend_patterns(p: Problem) -> Iterator[tuple[int, int, tuple[int, ...]]]:
+    """Every (employee, weekend, values of the weekend's days) with a day worked: each value a
+    type the employee may work, or -1 (off, and always off on a fixed day off); no forbidden
+    succession inside the weekend."""
     e_n, d_n, s_n = p.n_employees, p.n_days, p.n_shifts
-    weekend = np.asarray(p.weekend)
-    req = np.asarray(p.cover_req, dtype=np.int64).reshape(d_n, s_n)
     allowed = np.asarray(p.max_shifts).reshape(e_n, s_n) > 0
     day_off = np.asarray(p.day_off).reshape(e_n, d_n).astype(bool)
     forbidden = np.asarray(p.forbidden).reshape(s_n, s_n).astype(bool)
-    days_of = [np.nonzero(weekend == w)[0].tolist() for w in range(p.n_weekends)]
-    values = [[-1, *np.nonzero(allowed[e])[0].tolist()] for e in range(e_n)]
-    patterns = sum(len(values[e]) ** len(days) for e in range(e_n) for days in days_of)
-    if not days_of or patterns > PATTERNS_MAX:
+    days_of = weekend_days(p)
+    for e in range(e_n):
+        values = [-1, *np.nonzero(allowed[e])[0].tolist()]
+        for w, days in enumerate(days_of):
+            for combo in itertools.product(*([-1] if day_off[e, d] else values for d in days)):
+                if all(v < 0 for v in combo) or any(
+                        a >= 0 and b >= 0 and d2 == d1 + 1 and forbidden[a, b]
+                        for (d1, a), (d2, b) in itertools.pairwise(zip(days, combo, strict=True))):
+                    continue
+                yield e, w, combo
+
+
+def weekend_days(p: Problem) -> list[list[int]]:
+    """The days of each weekend, in order."""
+    weekend = np.asarray(p.weekend)
+    return [np.nonzero(weekend == w)[0].tolist() for w in range(p.n_weekends)]
+
+
+def pattern_count(p: Problem) -> int:
+    """An upper bound on `weekend_patterns`' count: each employee's values to the days."""
+    allowed = np.asarray(p.max_shifts).reshape(p.n_employees, p.n_shifts) > 0
+    return sum((int(allowed[e].sum()) + 1) ** len(days)
+               for e in range(p.n_employees) for days in weekend_days(p))
+
+
+def weekend_patterns_bound(p: Problem) -> float | None:
+    """The fewest weekend slots any roster leaves short, by the LP over weekend patterns (the
+    module's docstring); None above PATTERNS_MAX patterns or without weekends."""
+    d_n, s_n = p.n_days, p.n_shifts
+    req = np.asarray(p.cover_req, dtype=np.int64).reshape(d_n, s_n)
+    days_of = weekend_days(p)
+    if not days_of or pattern_count(p) > PATTERNS_MAX:
         return None
-    asked = np.argwhere((weekend >= 0)[:, None] & (req > 0))
+    asked = np.argwhere((np.asarray(p.weekend) >= 0)[:, None] & (req > 0))
     slot = {(int(d), int(s)): i for i, (d, s) in enumerate(asked)}
     n_slots = len(slot)
     # rows: the weekend slots' cover, then per employee its budget and one row per weekend
@@ -112,24 +140,22 @@ def weekend_patterns_bound(p: Problem) -> float | None:
     upper: list[float] = [highspy.kHighsInf] * n_slots
     cost = [1.0] * n_slots
     starts, index = list(range(n_slots + 1)), list(range(n_slots))
-    for e in range(e_n):
-        budget = len(lower)
-        lower.append(-highspy.kHighsInf)
-        upper.append(float(p.max_weekends[e]))
-        for days in days_of:
-            one = len(lower)
+    budget: dict[int, int] = {}
+    one: dict[tuple[int, int], int] = {}
+    for e, w, combo in weekend_patterns(p):
+        if e not in budget:
+            budget[e] = len(lower)
+            lower.append(-highspy.kHighsInf)
+            upper.append(float(p.max_weekends[e]))
+        if (e, w) not in one:
+            one[e, w] = len(lower)
             lower.append(-highspy.kHighsInf)
             upper.append(1.0)
-            choices = [[-1] if day_off[e, d] else values[e] for d in days]
-            for combo in itertools.product(*choices):
-                if all(v < 0 for v in combo) or any(
-                        a >= 0 and b >= 0 and d2 == d1 + 1 and forbidden[a, b]
-                        for (d1, a), (d2, b) in itertools.pairwise(zip(days, combo, strict=True))):
-                    continue
-                index += [one, budget] + [slot[d, v] for d, v in zip(days, combo, strict=True)
-                                          if v >= 0 and (d, v) in slot]
-                starts.append(len(index))
-                cost.append(0.0)
+        days = days_of[w]
+        index += [one[e, w], budget[e]] + [slot[d, v] for d, v in zip(days, combo, strict=True)
+                                           if v >= 0 and (d, v) in slot]
+        starts.append(len(index))
+        cost.append(0.0)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(cost), len(lower)
     lp.col_cost_ = np.array(cost)

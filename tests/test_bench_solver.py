@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -137,6 +139,48 @@ def test_the_weekend_patterns_bound_holds_for_every_stored_roster_and_sees_one_d
         assert bound is not None
         short = weekend_ledger(problem, roster_from_tsv(path.read_text(), problem)).short
         assert short >= bound - 1e-6, path.name
+
+
+def test_the_weekend_plan_costs_no_more_than_an_optimal_rosters_weekends() -> None:
+    """bench/weekend_plan.py (decision 0058): the plan's MIP is a relaxation of a roster's weekend
+    cells, so a proven-optimal plan costs no more than the weekends of any rule-abiding roster,
+    here the stored optimal ones. It pins weekend cells only, each a type the employee may work
+    or off, never a fixed day off worked, within the weekend budget."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import numpy as np
+    from weekend_plan import FREE, weekend_cost, weekend_plan
+
+    from shared.roster.curtois import bench_dir, roster_from_tsv
+    from shared.roster.evaluator import evaluate
+    from tests.csolver_helpers import instance
+
+    priced = {"shift_on_requests", "shift_off_requests", "cover_under", "cover_over"}
+
+    stored = sorted((bench_dir() / "solutions").glob("Instance*_obj*.tsv"))
+    assert len(stored) >= 10
+    for path in stored:
+        p = instance(int(path.name.split("_")[0].removeprefix("Instance")))
+        plan = weekend_plan(p, 60.0)
+        assert plan.optimal, path.name
+        roster = np.asarray(roster_from_tsv(path.read_text(), p))
+        assert plan.objective <= weekend_cost(p, roster) + 1e-6, path.name
+        weekend = np.asarray(p.weekend)
+        # the cost is the evaluator's, restricted to weekend days
+        scored = sum(m.penalty for r in evaluate(p, roster).rules if r.rule in priced
+                     for m in r.matches if all(weekend[d] >= 0 for d in m.days))
+        assert weekend_cost(p, roster) == scored, path.name
+        pins = plan.pins
+        # the plan's objective is what its own cells cost
+        assert plan.objective == pytest.approx(weekend_cost(p, np.maximum(pins, -1))), path.name
+        assert (pins[:, weekend < 0] == FREE).all() and (pins >= 0).any(), path.name
+        allowed = np.asarray(p.max_shifts).reshape(p.n_employees, p.n_shifts) > 0
+        worked = np.argwhere(pins >= 0)
+        assert allowed[worked[:, 0], pins[pins >= 0]].all(), path.name
+        day_off = np.asarray(p.day_off).reshape(p.n_employees, p.n_days).astype(bool)
+        assert (pins[day_off] < 0).all(), path.name
+        for e in range(p.n_employees):
+            spent = len({int(weekend[d]) for d in np.nonzero(pins[e] >= 0)[0]})
+            assert spent <= p.max_weekends[e], path.name
 
 
 def test_column_root_shows_the_root_converging_and_prices_rows_at_their_marginal_cost() -> None:
