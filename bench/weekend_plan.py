@@ -1,7 +1,7 @@
 """A plan of who works which weekend, with which shift, drawn alone and pinned into a solve.
 
     .venv/bin/python bench/weekend_plan.py [--instance 13] [--plan 60] [--time 60]
-        [--seeds 3,4] [--pins-from 0]
+        [--seeds 3,4] [--pins-from 0] [--pins-seed 1]
 
 The plan is the MIP over weekend patterns (`cover_bounds.weekend_patterns`: one pattern or
 none per employee and weekend). It prices the weekend cover by its weights and the requests
@@ -11,11 +11,12 @@ more than the weekend cells of any rule-abiding roster (`weekend_cost`). HiGHS g
 seconds.
 
 The plan's values are pinned on the weekends it works, types and the other day of a weekend
-worked on one day included; the weekends it leaves off stay free (pinned off, they left 50
-slots short and 3 rules broken on Instance 13). The solver then runs
+worked on one day included; the weekends it leaves off stay free, for the walk to work within
+its rules. The solver then runs
 `--time` seconds from nothing for each seed, and the roster is scored on the unpinned
-problem. `--pins-from S` pins the weekend cells of an unpinned S-second solve (seed 1)
-instead: what a weekend pattern found together with the weekdays is worth (decision 0058).
+problem. `--pins-from S` pins the weekend cells of an unpinned S-second solve (of seed
+`--pins-seed`) instead: what a weekend pattern found together with the weekdays is worth
+(decision 0058).
 """
 
 from __future__ import annotations
@@ -188,6 +189,9 @@ def weekend_plan(p: Problem, seconds: float) -> Plan:
     h.passModel(lp)
     h.run()
     x = h.getSolution().col_value
+    if len(x) != len(cost):
+        raise RuntimeError(f"the weekend MIP found no plan in {seconds:g} s: give it more time "
+                           "(--plan)")
     pins = np.full((e_n, d_n), FREE, np.int32)
     for j, (e, w, combo) in enumerate(patterns):
         if x[j] > 0.5:
@@ -201,9 +205,10 @@ def weekend_plan(p: Problem, seconds: float) -> Plan:
 def unpin_rowless(p: Problem, pins: npt.NDArray[np.int32], seconds: float = 5.0,
                   ) -> tuple[npt.NDArray[np.int32], list[int]]:
     """`pins` with the weekends of each employee whose pinned row breaks a rule whatever its
-    weekdays left free (the exact region of its row, `csolver.exact_region`), and those
-    employees. The plan's patterns see neither the fixed days off next to a weekend nor the
-    runs and minutes across it."""
+    weekdays left free (the exact region of its row, `csolver.exact_region`) unpinned, and
+    those employees. The plan's patterns see each weekend alone: not the runs, rests and
+    successions that cross from one weekend to the weekdays around it, nor the minutes the
+    weekdays need."""
     from csolver.exact_region import Region
     from shared.roster.evaluator import evaluate
 
@@ -239,11 +244,13 @@ def main() -> int:
     ap.add_argument("--time", type=float, default=60.0, help="seconds for each pinned solve")
     ap.add_argument("--seeds", default="3,4")
     ap.add_argument("--pins-from", type=float, default=0.0,
-                    help="pin an unpinned solve's weekend cells (seed 1, this many seconds)")
+                    help="pin an unpinned solve's weekend cells (this many seconds)")
+    ap.add_argument("--pins-seed", type=int, default=1, help="that solve's seed")
     args = ap.parse_args()
     p = compile_request(load_curtois(bench_dir() / f"Instance{args.instance}.txt"))
     if args.pins_from:
-        run = solve_generetic(p, time_limit=args.pins_from, seed=1, control=SolveControl())
+        run = solve_generetic(p, time_limit=args.pins_from, seed=args.pins_seed,
+                              control=SolveControl())
         source = np.asarray(run.roster)
         pins = np.full(source.shape, FREE, np.int32)
         weekend = np.asarray(p.weekend) >= 0

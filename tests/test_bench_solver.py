@@ -148,7 +148,8 @@ def test_the_weekend_plan_costs_no_more_than_an_optimal_rosters_weekends() -> No
     or off, never a fixed day off worked, within the weekend budget."""
     sys.path.insert(0, str(REPO / "bench"))
     import numpy as np
-    from weekend_plan import FREE, weekend_cost, weekend_plan
+    from cover_bounds import weekend_days
+    from weekend_plan import FREE, runs_fit, weekend_cost, weekend_plan
 
     from shared.roster.curtois import bench_dir, roster_from_tsv
     from shared.roster.evaluator import evaluate
@@ -169,6 +170,11 @@ def test_the_weekend_plan_costs_no_more_than_an_optimal_rosters_weekends() -> No
         scored = sum(m.penalty for r in evaluate(p, roster).rules if r.rule in priced
                      for m in r.matches if all(weekend[d] >= 0 for d in m.days))
         assert weekend_cost(p, roster) == scored, path.name
+        # the filter keeps every pattern a rule-abiding roster has
+        for e in range(p.n_employees):
+            for days in weekend_days(p):
+                combo = tuple(int(roster[e, d]) for d in days)
+                assert max(combo) < 0 or runs_fit(p, e, days, combo), (path.name, e, days)
         pins = plan.pins
         # the plan's objective is what its own cells cost
         assert plan.objective == pytest.approx(weekend_cost(p, np.maximum(pins, -1))), path.name
