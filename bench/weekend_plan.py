@@ -12,11 +12,10 @@ seconds.
 
 The plan's values are pinned on the weekends it works, types and the other day of a weekend
 worked on one day included; the weekends it leaves off stay free, for the walk to work within
-its rules. The solver then runs
-`--time` seconds from nothing for each seed, and the roster is scored on the unpinned
-problem. `--pins-from S` pins the weekend cells of an unpinned S-second solve (of seed
-`--pins-seed`) instead: what a weekend pattern found together with the weekdays is worth
-(decision 0058).
+its rules. The solver then runs `--time` seconds from nothing for each seed, and the roster is
+scored on the unpinned problem. `--pins-from S` pins the weekend cells of an unpinned
+S-second solve (of seed `--pins-seed`) instead: what a weekend pattern found together with
+the weekdays is worth (decision 0058).
 """
 
 from __future__ import annotations
@@ -39,10 +38,11 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_solver import bench_dir, parse_range, uncovered  # noqa: E402
 from cover_bounds import weekend_days, weekend_patterns  # noqa: E402
 
-from shared.roster.compiled import Problem, compile_request  # noqa: E402
+from csolver.column_generation import request_penalties  # noqa: E402
+from shared.roster.compiled import FREE, Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
 
-FREE = -2  # a pin's "not pinned", as in the compiled problem's `pin`
+REQUEST_ARRAYS = ("on_ptr", "on_shift", "on_weight", "off_ptr", "off_shift", "off_weight")
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,10 @@ class Plan:
     seconds: float
 
 
-def cell_cost(p: Problem, e: int, d: int, v: int) -> int:
-    """The requests e's cell on d breaks when it holds v (-1: off)."""
-    c = e * p.n_days + d
-    on = sum(int(p.on_weight[q]) for q in range(p.on_ptr[c], p.on_ptr[c + 1])
-             if int(p.on_shift[q]) != v)
-    off = sum(int(p.off_weight[q]) for q in range(p.off_ptr[c], p.off_ptr[c + 1])
-              if int(p.off_shift[q]) == v)
-    return on + off
+def cell_costs(p: Problem) -> npt.NDArray[np.int64]:
+    """[E, D, S+1]: the requests each cell breaks with each value; index S, or -1, is off."""
+    arrays = {name: np.asarray(getattr(p, name)) for name in REQUEST_ARRAYS}
+    return request_penalties(arrays, p.n_employees, p.n_days, p.n_shifts)
 
 
 def runs_fit(p: Problem, e: int, days: list[int], combo: tuple[int, ...]) -> bool:
@@ -95,7 +91,8 @@ def weekend_cost(p: Problem, roster: npt.NDArray[np.int32]) -> int:
     weekend slots short or over-covered at their weights."""
     d_n, s_n = p.n_days, p.n_shifts
     days = [d for ds in weekend_days(p) for d in ds]
-    cost = sum(cell_cost(p, e, d, int(roster[e, d])) for e in range(p.n_employees) for d in days)
+    pen = cell_costs(p)
+    cost = sum(int(pen[e, d, roster[e, d]]) for e in range(p.n_employees) for d in days)
     counts = np.zeros((d_n, s_n), np.int64)
     for d in days:
         for v in roster[:, d][roster[:, d] >= 0]:
@@ -130,8 +127,8 @@ def weekend_plan(p: Problem, seconds: float) -> Plan:
         return rows[key]
 
     # a pattern's cost is what it changes against the weekend off: the constant is the offset
-    off_cost = [[sum(cell_cost(p, e, d, -1) for d in days) for days in days_of]
-                for e in range(e_n)]
+    pen = cell_costs(p)
+    off_cost = [[int(pen[e, days, -1].sum()) for days in days_of] for e in range(e_n)]
     patterns: list[tuple[int, int, tuple[int, ...]]] = []
     cost: list[float] = []
     upper_col: list[float] = []
@@ -152,9 +149,7 @@ def weekend_plan(p: Problem, seconds: float) -> Plan:
             entries[k] = entries.get(k, 0.0) + 1.0
         entries[row(("minutes", e), -inf, float(p.max_minutes[e]))] = float(minutes)
         patterns.append((e, w, combo))
-        cost.append(float(sum(cell_cost(p, e, d, v) for d, v in zip(days_of[w], combo,
-                                                                     strict=True))
-                          - off_cost[e][w]))
+        cost.append(float(pen[e, days_of[w], list(combo)].sum() - off_cost[e][w]))
         upper_col.append(1.0)
         columns.append(entries)
     # every asked weekend slot has a cover row, even one no pattern serves

@@ -466,26 +466,26 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         # then the rest of the time is an ordinary solve
         guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
             problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"], problem.pin))
-        offset = (time.monotonic() - started) * 1000.0
+        at_ms = (time.monotonic() - started) * 1000.0
         run = leg(guided, _Packed(guided), end - time.monotonic(),
                   _relay(control, runs, real=True))
         runs.append(run)
         got = _score_packed(packed, run.roster)
         if got < score:
             final, score = run.roster, got
-            best_ms = None if run.time_to_best_ms is None else offset + run.time_to_best_ms
+            best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
     walked = 0  # the evaluations of the unpinned walk after an early guided leg
     if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
             and not control.cancel.is_set():
         # the guided leg proved its pinned roster optimal early: the rest of the time walks
         # the real problem, the pins lifted
         prog = _new_progress()
-        offset = (time.monotonic() - started) * 1000.0
+        at_ms = (time.monotonic() - started) * 1000.0
         again = _second_leg(packed, final, end, seed, population, prog, control)
         walked = int(prog.evaluations)
         if again is not None and int(prog.best_penalty) < score[1]:
             final, score = again, (0, int(prog.best_penalty))
-            best_ms = offset + max(int(prog.best_ms), 0)
+            best_ms = at_ms + max(int(prog.best_ms), 0)
     control.refresh = lambda: None
     progress = control.progress
     progress.lower_bound = lower_bound
