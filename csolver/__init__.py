@@ -107,6 +107,11 @@ PLAN_SHARE = 1 / 3
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
 PHASE_GENETIC = "genetic"
+# ... and `Progress.step`, during the steps a user should see named (shared/solving/progress.py's
+# STEPS): the best penalty stands still while the plan is drawn, and the GA waits for the MIP.
+STEP_PLAN = "plan"
+STEP_PLANNED = "planned"
+STEP_WEEKEND_MIP = "weekend_mip"
 
 
 class GeneticError(ValueError):
@@ -393,8 +398,10 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
     if polish and not control.cancel.is_set():
         deadline = started + time_limit
         hard, penalty = _score_packed(packed, final)
+        progress.step = STEP_WEEKEND_MIP
         better = None if hard else _polish_weekends(packed, final, penalty, deadline,
                                                     control.cancel)
+        progress.step = ""
         if better is not None:
             final, penalty = better
             best_ms = (time.monotonic() - started) * 1000.0
@@ -455,7 +462,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     if going():
         plain = _Packed(merged.problem)
         plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()),
-                   _relay(control, runs, real=False, offset=merged.offset))
+                   _relay(control, runs, STEP_PLAN, real=False, offset=merged.offset))
         runs.append(plan)
         if plan.lower_bound is not None and (
                 lower_bound is None or plan.lower_bound + merged.offset > lower_bound):
@@ -468,13 +475,16 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"], problem.pin))
         at_ms = (time.monotonic() - started) * 1000.0
         run = leg(guided, _Packed(guided), end - time.monotonic(),
-                  _relay(control, runs, real=True))
+                  _relay(control, runs, STEP_PLANNED if guided is not problem else "",
+                         real=True))
         runs.append(run)
         got = _score_packed(packed, run.roster)
         if got < score:
             final, score = run.roster, got
             best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
     walked = 0  # the evaluations of the unpinned walk after an early guided leg
+    control.refresh = lambda: None
+    control.progress.step = ""
     if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
             and not control.cancel.is_set():
         # the guided leg proved its pinned roster optimal early: the rest of the time walks
@@ -486,7 +496,6 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         if again is not None and int(prog.best_penalty) < score[1]:
             final, score = again, (0, int(prog.best_penalty))
             best_ms = at_ms + max(int(prog.best_ms), 0)
-    control.refresh = lambda: None
     progress = control.progress
     progress.lower_bound = lower_bound
     if score[0] == 0 and (progress.best_hard != 0 or score[1] < progress.best_penalty):
@@ -503,12 +512,14 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     )
 
 
-def _relay(control: SolveControl, runs: list[SolverRun], *, real: bool,
+def _relay(control: SolveControl, runs: list[SolverRun], step: str, *, real: bool,
            offset: int | None = None) -> SolveControl:
     """A leg's own control: it shares the caller's cancel, and the caller's progress shows
-    the legs' figures added up. A leg on the merged problem (`real` False) has penalties of
-    another problem, so only the real legs' better rosters reach the caller's best. A bound
-    reaches it only from a relaxation, plus `offset` (None: the leg's bound is not one)."""
+    the legs' figures added up, and `step` as what the solve is doing (a real leg's own step,
+    its weekend MIP, when it has one). A leg on the merged problem (`real` False) has
+    penalties of another problem, so only the real legs' better rosters reach the caller's
+    best. A bound reaches it only from a relaxation, plus `offset` (None: the leg's bound is
+    not one)."""
     sub = SolveControl(cancel=control.cancel)
     generations = sum(r.iterations for r in runs)
     evaluations = sum(r.evaluations for r in runs)
@@ -520,6 +531,7 @@ def _relay(control: SolveControl, runs: list[SolverRun], *, real: bool,
         mine.evaluations = evaluations + theirs.evaluations
         mine.population = theirs.population
         mine.phase = theirs.phase
+        mine.step = (theirs.step or step) if real else step
         if real and theirs.best_hard == 0 and (
                 mine.best_hard != 0 or theirs.best_penalty < mine.best_penalty):
             mine.best_hard, mine.best_penalty = 0, theirs.best_penalty

@@ -548,7 +548,8 @@ def test_at_80_columns_the_progress_line_holds_the_penalty_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Instance 22's first GA roster, beside the column phase's bound: each figure once and
-    whole, in one 80-column line."""
+    whole, in one 80-column line. A step that holds the best roster still (the weekend plan,
+    a third of a long solve) is named where the phase is, from the message that names it."""
     request = parse_request(request_json(employees=6, shifts=20, time_limit=0.2))
     result = solve_request(request, implementation=Implementation.GREEDY)
     columns = Progress(phase="columns", best_hard=0, best_penalty=140253, lower_bound=131078.2)
@@ -556,13 +557,18 @@ def test_at_80_columns_the_progress_line_holds_the_penalty_once(
         phase="genetic", generation=12, population=30, best_hard=0, best_penalty=140253
     )
     broken = Progress(phase="genetic", best_hard=3, best_penalty=1402530, lower_bound=131079)
-    events = [progress_event(p) for p in (columns, genetic, broken)]
+    plan = Progress(phase="genetic", step="plan", best_hard=0, best_penalty=140254,
+                    lower_bound=131078.2)
+    planned = Progress(phase="genetic", step="planned", best_hard=0, best_penalty=140255)
+    events = [progress_event(p) for p in (columns, genetic, broken, plan, planned)]
     frames, _, _ = watched(monkeypatch, [*events, completed_event(result)])
     assert all(len(f) <= 80 for f in frames), frames
     for label, figures in (
         ("Column generation", "penalty 140253  gap 7.00%"),
         ("Genetic search", "penalty 140253  eta"),
         ("Genetic search", "3 hard, penalty 1402530  eta"),
+        ("Weekend plan", "penalty 140254  gap 7.00%  eta"),
+        ("Planned weekends", "penalty 140255  eta"),
     ):
         shown = [f for f in frames if f.startswith(label) and figures in f]
         assert shown, (label, figures, frames)

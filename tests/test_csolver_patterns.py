@@ -94,10 +94,12 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Its legs solve two problems; the progress a caller polls and the result must both be
     the real problem's: the merged problem's penalties (a few thousand lower on 22) never
-    show, and the best the progress shows never rises."""
+    show, and the best the progress shows never rises. While it stands still for the plan,
+    the progress says so: the step is the plan's, then the planned walk's, then none."""
     p = _planned(monkeypatch)
     control = SolveControl()
     seen: list[int] = []
+    steps: list[str] = []
     done = threading.Event()
 
     def poll() -> None:
@@ -105,6 +107,8 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
             control.refresh()
             if control.progress.best_hard == 0:
                 seen.append(control.progress.best_penalty)
+            if not steps or steps[-1] != control.progress.step:
+                steps.append(control.progress.step)
 
     poller = threading.Thread(target=poll)
     poller.start()
@@ -119,6 +123,8 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     assert seen and seen == sorted(seen, reverse=True)
     assert min(seen) >= result.penalty == control.progress.best_penalty
     assert run.time_to_first_feasible_ms is not None and run.timed_out
+    assert steps[:3] == ["", csolver.STEP_PLAN, csolver.STEP_PLANNED], steps
+    assert control.progress.step == ""
 
 
 def test_a_cancel_while_the_plan_is_drawn_returns_the_first_legs_real_roster(

@@ -141,17 +141,46 @@ def test_without_a_phase_from_the_solver_the_clock_tells_it() -> None:
     assert r.outcome(p, 2.0).phase == "columns"  # type: ignore[union-attr]
 
 
-def test_phase_and_bound_cross_the_process_boundary() -> None:
-    from shared.solving.isolation import _FIELDS, _pack, _unpack
+def test_a_step_that_holds_the_best_roster_still_is_named_in_the_message() -> None:
+    """A long solve's weekend plan (a third of its limit, the best penalty still): the message
+    leads with the step and says what it does, the phase stays the v1 enum's; each of the
+    solver's steps has words, and a step the reporter does not know is not shown."""
+    import csolver
+    from shared.solving.progress import STEPS
 
-    shared = [0] * (len(_FIELDS) + 2)
+    assert {csolver.STEP_PLAN, csolver.STEP_PLANNED, csolver.STEP_WEEKEND_MIP} == set(STEPS)
+    r = ProgressReporter("j", time_limit=60, interval=0, implementation="generetic")
+    p = Progress(phase="genetic", step="plan", best_hard=0, best_penalty=7665)
+    o = r.outcome(p, 0.0)
+    assert o is not None and o.phase == "genetic"
+    assert o.message == (
+        "Weekend plan: the weekends planned on the shift types merged; best roster: penalty 7665"
+    )
+    p.step, p.generation, p.lower_bound = "weekend_mip", 3, 7000.0
+    assert r.outcome(p, 1.0).message == (  # type: ignore[union-attr]
+        "Weekend MIP: the weekend days re-planned exactly; generation 3, best roster: penalty "
+        "7665, LP bound 7000 (gap 9.5%)"
+    )
+    p.step = "something new"
+    said = r.outcome(p, 2.0)
+    assert said is not None and said.message.startswith("Genetic search: generation 3")
+
+
+def test_phase_bound_and_step_cross_the_process_boundary() -> None:
+    from shared.solving.isolation import _SLOTS, _pack, _unpack
+
+    shared = [0] * _SLOTS
     _pack(Progress(phase="columns", lower_bound=1235.2, best_hard=0, best_penalty=9), shared)
     back = Progress()
     _unpack(shared, back)
     assert (back.phase, back.lower_bound, back.best_penalty) == ("columns", 1236.0, 9)
+    assert back.step == ""
+    _pack(Progress(phase="genetic", step="planned"), shared)
+    _unpack(shared, back)
+    assert (back.phase, back.step) == ("genetic", "planned")
     _pack(Progress(), shared)
     _unpack(shared, back)
-    assert (back.phase, back.lower_bound, back.best_hard) == ("", None, -1)
+    assert (back.phase, back.lower_bound, back.best_hard, back.step) == ("", None, -1, "")
 
 
 def test_greedy_progress_says_greedy() -> None:

@@ -207,12 +207,20 @@ def test_a_medium_solve_keeps_its_limit_and_reports_the_roster_it_returns() -> N
 
 def test_a_cancel_in_the_weekend_step_returns_a_feasible_roster_at_once() -> None:
     """Instance 13 at 8 s: the GA stops at 6.8 s and the MIP starts; a cancel at 7.3 s is
-    heard within the poll, not at HiGHS's first callback a second later."""
+    heard within the poll, not at HiGHS's first callback a second later. Meanwhile the
+    progress names the step (the GA's figures stand still during it), and not after it."""
     problem = instance(13)
     control = SolveControl()
     began = time.monotonic()
-    threading.Timer(8.0 * (1 - WEEKEND_SHARE) + 0.5, control.cancel.set).start()
+    steps: list[str] = []
+
+    def cancel() -> None:
+        steps.append(control.progress.step)
+        control.cancel.set()
+
+    threading.Timer(8.0 * (1 - WEEKEND_SHARE) + 0.5, cancel).start()
     run = solve_generetic(problem, time_limit=8.0, seed=1, control=control)
     assert time.monotonic() - began < 8.0 * (1 - WEEKEND_SHARE) + 0.5 + 0.5
     assert run.cancelled
     assert evaluate(problem, run.roster).hard_violations == 0
+    assert steps == [csolver.STEP_WEEKEND_MIP] and control.progress.step == ""

@@ -1,7 +1,8 @@
 """The one line a running solve shows: `solve` from the solver in this process, `watch` and
 `submit --watch` from the job's events.
 
-The line names the phase, then the best roster's figures once each (its penalty, its gap to
+The line names the phase (or a step of it that holds the best roster still, such as a weekend
+plan), then the best roster's figures once each (its penalty, its gap to
 the bound), so that an 80-column terminal holds them whole: the services' `message` says
 the same in a sentence, too long for a line beside a bar. When the solve ends, the line
 takes the result's figures, so the last line drawn agrees with the verdict printed below it.
@@ -13,18 +14,24 @@ import re
 
 from shared.roster.model import SolveResult
 from shared.roster.optimality import relative_gap
-from shared.solving.progress import PHASE_NAMES
+from shared.solving.progress import PHASE_NAMES, STEP_LABELS, STEPS
 
 _BEST_SCORE = re.compile(r"^(\d+)hard/(\d+)soft$")
 
 
-def phase_label(phase: str | None, message: str = "") -> str:
-    """The phase's name; from services older than the `phase` field, the name their
-    message leads with."""
+def phase_label(phase: str | None, message: str = "", step: str = "") -> str:
+    """The name of the step running (`step`, or the one the event's message leads with: the
+    events carry no step field), else of the phase; from services older than the `phase`
+    field, the name their message leads with."""
+    head, sep, _ = message.partition(":")
+    head = head.strip() if sep else ""
+    if step in STEPS:
+        return STEPS[step][0]
+    if head in STEP_LABELS:
+        return head
     if phase is not None and phase in PHASE_NAMES:
         return PHASE_NAMES[phase]
-    head, sep, _ = message.partition(":")
-    return head.strip() if sep and head.strip() else "solving"
+    return head or "solving"
 
 
 def figures(

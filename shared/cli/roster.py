@@ -245,7 +245,7 @@ def run_with_progress(req: SolveRequest, show: bool) -> SolveResult:
                 bar.update(
                     task,
                     completed=min(elapsed, limit),
-                    description=phase_label(phase_of(p, implementation, limit)),
+                    description=phase_label(phase_of(p, implementation, limit), step=p.step),
                     elapsed=elapsed,
                     best=figures(p.best_hard, p.best_penalty, bound_of(p)),
                 )

@@ -129,7 +129,9 @@ class ProgressEvent(_Event):
     )
     message: str = Field(
         description="Human readable: the phase and its figures, e.g. 'Column generation: best "
-        "roster: penalty 1330, LP bound 1236 (gap 7.6%)'."
+        "roster: penalty 1330, LP bound 1236 (gap 7.6%)'; while a step of the phase holds the "
+        "best roster still, the step's name and what it does instead, e.g. 'Weekend plan: the "
+        "weekends planned on the shift types merged; best roster: penalty 7665'."
     )
     phase: Literal["", "columns", "genetic", "greedy"] | None = Field(
         default=None,

@@ -38,6 +38,11 @@ class Progress:
     phase: str = ""
     # The least penalty any roster can have, as the column phase's LP proves it; None: unknown.
     lower_bound: float | None = None
+    # A step of the phase that a user should see named, because the best penalty may stand
+    # still during it: "plan" (the weekends planned on the shift types merged), "planned" (the
+    # roster walked with the plan's free weekends kept), "weekend_mip" (the weekend days
+    # re-planned exactly); "" for none (shared/solving/progress.py's STEPS).
+    step: str = ""
 
     @property
     def elapsed(self) -> float:

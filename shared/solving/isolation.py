@@ -42,6 +42,7 @@ from shared.roster.model import Implementation, SolveRequest, SolveResult
 from shared.roster.solving import Progress, SolveControl
 from shared.solving.dispatch import cells_of, finish_seconds, solve_rendered, solve_request
 from shared.solving.drop import Dropper, ResultDrop
+from shared.solving.progress import STEPS
 from shared.streaming.gc_tuning import FULL_EVERY, MIDDLE_EVERY, YOUNG_THRESHOLD
 
 # The child copies its progress out this often, the parent copies it in as often. A cancel is
@@ -67,10 +68,13 @@ _FIELDS = (
     "best_penalty",
     "evaluations",
 )
-# The phase and the LP bound travel in the same int64 array: the phase as its index in
-# PHASE_CODES, the bound rounded up (penalties are whole numbers), -1 for none.
+# The phase, the LP bound and the step travel in the same int64 array: the phase as its index
+# in PHASE_CODES, the bound rounded up (penalties are whole numbers), -1 for none, the step as
+# its index in STEP_CODES.
 PHASE_CODES = ("", "columns", "genetic", "greedy")
-_PHASE, _BOUND = len(_FIELDS), len(_FIELDS) + 1
+STEP_CODES = ("", *STEPS)
+_PHASE, _BOUND, _STEP = len(_FIELDS), len(_FIELDS) + 1, len(_FIELDS) + 2
+_SLOTS = len(_FIELDS) + 3
 
 
 def _pack(p: Progress, shared: Any) -> None:
@@ -79,6 +83,7 @@ def _pack(p: Progress, shared: Any) -> None:
     shared[_PHASE] = PHASE_CODES.index(p.phase) if p.phase in PHASE_CODES else 0
     bound = p.lower_bound
     shared[_BOUND] = -1 if bound is None or bound != bound else math.ceil(bound - 1e-6)
+    shared[_STEP] = STEP_CODES.index(p.step) if p.step in STEP_CODES else 0
 
 
 def _unpack(shared: Any, p: Progress) -> None:
@@ -86,6 +91,7 @@ def _unpack(shared: Any, p: Progress) -> None:
         setattr(p, name, int(shared[i]))
     p.phase = PHASE_CODES[shared[_PHASE]] if 0 <= shared[_PHASE] < len(PHASE_CODES) else ""
     p.lower_bound = float(shared[_BOUND]) if shared[_BOUND] >= 0 else None
+    p.step = STEP_CODES[shared[_STEP]] if 0 <= shared[_STEP] < len(STEP_CODES) else ""
 CRASH_NAME = "__crash__"
 HANG_NAME = "__hang__"
 
@@ -328,7 +334,7 @@ def solve_isolated_rendered(
     cells = cells_of(request)
     cancel_grace = CANCEL_KILL_SECONDS + finish_seconds(cells, implementation)
     cancel_grace += TRANSFER_SECONDS_PER_CELL * cells
-    shared = _ctx.Array("q", len(_FIELDS) + 2, lock=False)
+    shared = _ctx.Array("q", _SLOTS, lock=False)
     shared[3] = shared[4] = shared[_BOUND] = -1
     cancel = _ctx.Event()
     # A socket pair (duplex), not a pipe: the result's memory file goes over it as a descriptor.

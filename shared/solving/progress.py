@@ -6,7 +6,8 @@ The solver polls its control struct every 100 ms, far more often than a client w
 two phases (docs/decisions/0008-column-generation.md): column generation, which has a best
 roster and an LP lower bound but no generations or population, then the memetic GA, which has
 both. A greedy solve is one construction. The event says which phase runs (`phase`) and carries
-the figures that phase has; `message` says it in words.
+the figures that phase has; `message` says it in words, and names a step of the phase during
+which the best roster may stand still (`STEPS`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,20 @@ PHASE_NAMES = {
     GREEDY: "Greedy construction",
     STARTING: "Starting",
 }
+# Steps of a phase that the events name, each with a label that fits where a phase's name
+# goes (a progress bar's 80 columns) and words on what it does. During the first two the
+# best penalty stands still for a third of a long solve's limit, as the plan's penalties are
+# of another problem (csolver, decision 0057); the third runs a MIP with the GA stopped
+# (decision 0048). The phase stays the one running: `phase` is an enum of the v1 events.
+PLAN = "plan"
+PLANNED = "planned"
+WEEKEND_MIP = "weekend_mip"
+STEPS = {
+    PLAN: ("Weekend plan", "the weekends planned on the shift types merged"),
+    PLANNED: ("Planned weekends", "the roster walked with the plan's free weekends kept"),
+    WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
+}
+STEP_LABELS = frozenset(label for label, _ in STEPS.values())
 # The share of the time limit the generetic solver gives column generation at most
 # (csolver.COLUMN_SHARE; tests/test_service_units.py holds the two equal). Only for a solver
 # that does not report its phase: this module must not import csolver, which the greedy
@@ -93,7 +108,12 @@ def _best_words(p: Progress) -> str:
 
 
 def describe(p: Progress, phase: str, generation_total: int | None = None) -> str:
-    """The progress message: the phase and its figures, in words."""
+    """The progress message: the phase (or the step of it running, `STEPS`) and its
+    figures, in words."""
+    if p.step in STEPS and phase in (COLUMNS, GENETIC):
+        label, words = STEPS[p.step]
+        gen = f"generation {p.generation}, " if p.generation > 0 else ""
+        return f"{label}: {words}; {gen}{_best_words(p)}{_bound_words(p)}"
     if phase == COLUMNS:
         return f"{PHASE_NAMES[COLUMNS]}: {_best_words(p)}{_bound_words(p)}"
     if phase == GENETIC:
