@@ -2,9 +2,9 @@
 `submit --watch` from the job's events.
 
 The line names the phase (or a step of it that holds the best roster still, such as a weekend
-plan), then the best roster's figures once each (its penalty, its gap to
-the bound), so that an 80-column terminal holds them whole: the services' `message` says
-the same in a sentence, too long for a line beside a bar. When the solve ends, the line
+plan), then the best roster's figures once each (its penalty, its gap to the bound), so that
+an 80-column terminal holds them whole: the services' `message` says the same in a sentence,
+too long for a line beside a bar. When the solve ends, the line
 takes the result's figures, so the last line drawn agrees with the verdict printed below it.
 """
 
