@@ -88,6 +88,10 @@ DIVE_NEAR_LP = 1.25
 # in that time.
 WEEKEND_SHARE = 0.15
 WEEKEND_COLUMNS = 1 << 14
+# ... and only when that share is at least this long: in 0.15 s HiGHS found nothing on the 1 s
+# and 3 s rosters of 13, 15, 18 and 20; in 0.3 s 15's 1 s roster gained 95 (decision 0059).
+# So a planned solve's first 1 s leg (0057) and solves under 2 s give the GA their whole limit.
+WEEKEND_MIN_SECONDS = 0.3
 # The weekend MIP's helper thread.
 WEEKEND_THREAD = "generetic-weekends"
 # The GA runs again after the MIP when at least this much of the limit is left: the solve
@@ -571,7 +575,8 @@ def _new_progress() -> Any:
 
 def _weekend_seconds(packed: _Packed, time_limit: float) -> float:
     """The time the weekend MIP gets at the end of the solve: WEEKEND_SHARE of the limit when
-    the problem is beyond the GA's sizes and its weekend region small enough, else 0."""
+    the problem is beyond the GA's sizes, its weekend region small enough and that share at
+    least WEEKEND_MIN_SECONDS, else 0."""
     e, d = packed.shape
     if d <= GA_DAYS and e * d <= GA_CELLS:
         return 0.0
@@ -579,7 +584,8 @@ def _weekend_seconds(packed: _Packed, time_limit: float) -> float:
     days = a["weekend"] >= 0
     workable = (a["day_off"][:, days] == 0).sum(axis=1)
     columns = int((workable * (a["max_shifts"] > 0).sum(axis=1)).sum())
-    return WEEKEND_SHARE * time_limit if 0 < columns <= WEEKEND_COLUMNS else 0.0
+    seconds = WEEKEND_SHARE * time_limit
+    return seconds if 0 < columns <= WEEKEND_COLUMNS and seconds >= WEEKEND_MIN_SECONDS else 0.0
 
 
 def _polish_weekends(packed: _Packed, roster: npt.NDArray[np.int32], penalty: int,

@@ -15,6 +15,7 @@ import pytest
 
 import csolver
 from csolver import (
+    WEEKEND_MIN_SECONDS,
     WEEKEND_SHARE,
     WEEKEND_THREAD,
     _Packed,
@@ -184,9 +185,13 @@ def test_highs_hears_a_stop_at_its_callbacks() -> None:
 def test_the_polish_runs_beyond_the_gas_sizes_where_its_mip_is_small(i: int, runs: bool,
                                                                      ) -> None:
     """Instances 1-12 keep the whole limit for the GA; so do 22 and 24, whose weekend MIPs
-    are larger than WEEKEND_COLUMNS."""
-    seconds = _weekend_seconds(_Packed(instance(i)), 60.0)
-    assert seconds == (WEEKEND_SHARE * 60.0 if runs else 0.0)
+    are larger than WEEKEND_COLUMNS, and a limit whose share is too short for HiGHS to find
+    anything (a planned solve's first 1 s leg)."""
+    packed = _Packed(instance(i))
+    assert _weekend_seconds(packed, 60.0) == (WEEKEND_SHARE * 60.0 if runs else 0.0)
+    assert _weekend_seconds(packed, 1.0) == 0.0
+    shortest = WEEKEND_MIN_SECONDS / WEEKEND_SHARE
+    assert _weekend_seconds(packed, shortest) == (WEEKEND_MIN_SECONDS if runs else 0.0)
 
 
 def test_a_medium_solve_keeps_its_limit_and_reports_the_roster_it_returns() -> None:
