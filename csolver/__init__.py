@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -402,10 +403,13 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
     if polish and not control.cancel.is_set():
         deadline = started + time_limit
         hard, penalty = _score_packed(packed, final)
-        progress.step = STEP_WEEKEND_MIP
-        better = None if hard else _polish_weekends(packed, final, penalty, deadline,
-                                                    control.cancel)
-        progress.step = ""
+        better = None
+        if not hard:
+            progress.step = STEP_WEEKEND_MIP
+            try:
+                better = _polish_weekends(packed, final, penalty, deadline, control.cancel)
+            finally:
+                progress.step = ""
         if better is not None:
             final, penalty = better
             best_ms = (time.monotonic() - started) * 1000.0
@@ -465,8 +469,9 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     plan = None
     if going():
         plain = _Packed(merged.problem)
-        plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()),
-                   _relay(control, runs, STEP_PLAN, real=False, offset=merged.offset))
+        relay, close = _relay(control, runs, STEP_PLAN, real=False, offset=merged.offset)
+        plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), relay)
+        close()
         runs.append(plan)
         if plan.lower_bound is not None and (
                 lower_bound is None or plan.lower_bound + merged.offset > lower_bound):
@@ -478,16 +483,17 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
             problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"], problem.pin))
         at_ms = (time.monotonic() - started) * 1000.0
-        run = leg(guided, _Packed(guided), end - time.monotonic(),
-                  _relay(control, runs, STEP_PLANNED if guided is not problem else "",
-                         real=True))
+        relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
+                              real=True)
+        run = leg(guided, _Packed(guided), end - time.monotonic(), relay)
+        close()
         runs.append(run)
         got = _score_packed(packed, run.roster)
         if got < score:
             final, score = run.roster, got
             best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
     walked = 0  # the evaluations of the unpinned walk after an early guided leg
-    control.refresh = lambda: None
+    control.refresh = lambda: None  # the legs' figures are in; the walk below has its own
     control.progress.step = ""
     if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
             and not control.cancel.is_set():
@@ -517,18 +523,33 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
 
 
 def _relay(control: SolveControl, runs: list[SolverRun], step: str, *, real: bool,
-           offset: int | None = None) -> SolveControl:
-    """A leg's own control: it shares the caller's cancel, and the caller's progress shows
-    the legs' figures added up, and `step` as what the solve is doing (a real leg's own step,
-    its weekend MIP, when it has one). A leg on the merged problem (`real` False) has
-    penalties of another problem, so only the real legs' better rosters reach the caller's
-    best. A bound reaches it only from a relaxation, plus `offset` (None: the leg's bound is
-    not one)."""
+           offset: int | None = None) -> tuple[SolveControl, Callable[[], None]]:
+    """A leg's own control, and what ends the relay once the leg has returned. The control
+    shares the caller's cancel, and the caller's progress shows the legs' figures added up,
+    and `step` as what the solve is doing (a real leg's own step, its weekend MIP, when it has
+    one). A leg on the merged problem (`real` False) has penalties of another problem, so only
+    the real legs' better rosters reach the caller's best. A bound reaches it only from a
+    relaxation, plus `offset` (None: the leg's bound is not one). The end relays the leg's
+    last figures, then no more: the caller's poller may be inside a refresh meanwhile, and a
+    late one would put back a step that has ended."""
     sub = SolveControl(cancel=control.cancel)
     generations = sum(r.iterations for r in runs)
     evaluations = sum(r.evaluations for r in runs)
+    lock = threading.Lock()
+    relaying = [True]
 
     def refresh() -> None:
+        with lock:
+            if relaying[0]:
+                relay()
+
+    def close() -> None:
+        with lock:
+            relay()
+            relaying[0] = False
+        control.refresh = lambda: None
+
+    def relay() -> None:
         sub.refresh()
         mine, theirs = control.progress, sub.progress
         mine.generation = generations + theirs.generation
@@ -544,7 +565,7 @@ def _relay(control: SolveControl, runs: list[SolverRun], step: str, *, real: boo
             mine.lower_bound = theirs.lower_bound + offset
 
     control.refresh = refresh
-    return sub
+    return sub, close
 
 
 def _second_leg(packed: _Packed, start: npt.NDArray[np.int32], deadline: float, seed: int,

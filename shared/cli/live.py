@@ -4,8 +4,8 @@
 The line names the phase (or a step of it that holds the best roster still, such as a weekend
 plan), then the best roster's figures once each (its penalty, its gap to the bound), so that
 an 80-column terminal holds them whole: the services' `message` says the same in a sentence,
-too long for a line beside a bar. When the solve ends, the line
-takes the result's figures, so the last line drawn agrees with the verdict printed below it.
+too long for a line beside a bar. When the solve ends, the line takes the result's figures,
+so the last line drawn agrees with the verdict printed below it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 
 from shared.roster.model import SolveResult
 from shared.roster.optimality import relative_gap
-from shared.solving.progress import PHASE_NAMES, STEP_LABELS, STEPS
+from shared.solving.progress import PHASE_NAMES, STEP_LABELS, STEP_PHASES, STEPS
 
 _BEST_SCORE = re.compile(r"^(\d+)hard/(\d+)soft$")
 
@@ -25,7 +25,7 @@ def phase_label(phase: str | None, message: str = "", step: str = "") -> str:
     field, the name their message leads with."""
     head, sep, _ = message.partition(":")
     head = head.strip() if sep else ""
-    if step in STEPS:
+    if step in STEPS and phase in STEP_PHASES:
         return STEPS[step][0]
     if head in STEP_LABELS:
         return head

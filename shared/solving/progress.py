@@ -45,6 +45,8 @@ STEPS = {
     WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
 }
 STEP_LABELS = frozenset(label for label, _ in STEPS.values())
+# The phases whose steps are named (a greedy construction has none).
+STEP_PHASES = (COLUMNS, GENETIC)
 # The share of the time limit the generetic solver gives column generation at most
 # (csolver.COLUMN_SHARE; tests/test_service_units.py holds the two equal). Only for a solver
 # that does not report its phase: this module must not import csolver, which the greedy
@@ -110,7 +112,7 @@ def _best_words(p: Progress) -> str:
 def describe(p: Progress, phase: str, generation_total: int | None = None) -> str:
     """The progress message: the phase (or the step of it running, `STEPS`) and its
     figures, in words."""
-    if p.step in STEPS and phase in (COLUMNS, GENETIC):
+    if p.step in STEPS and phase in STEP_PHASES:
         label, words = STEPS[p.step]
         gen = f"generation {p.generation}, " if p.generation > 0 else ""
         return f"{label}: {words}; {gen}{_best_words(p)}{_bound_words(p)}"
