@@ -41,6 +41,7 @@ from cover_bounds import weekend_days, weekend_patterns  # noqa: E402
 from csolver.column_generation import request_penalties  # noqa: E402
 from shared.roster.compiled import FREE, Problem, compile_request  # noqa: E402
 from shared.roster.curtois import load_curtois  # noqa: E402
+from shared.roster.rules import cover_counts  # noqa: E402
 
 REQUEST_ARRAYS = ("on_ptr", "on_shift", "on_weight", "off_ptr", "off_shift", "off_weight")
 
@@ -93,10 +94,7 @@ def weekend_cost(p: Problem, roster: npt.NDArray[np.int32]) -> int:
     days = [d for ds in weekend_days(p) for d in ds]
     pen = cell_costs(p)
     cost = sum(int(pen[e, d, roster[e, d]]) for e in range(p.n_employees) for d in days)
-    counts = np.zeros((d_n, s_n), np.int64)
-    for d in days:
-        for v in roster[:, d][roster[:, d] >= 0]:
-            counts[d, v] += 1
+    counts = np.asarray(cover_counts(p, roster.tolist()), np.int64)
     req = np.asarray(p.cover_req).reshape(d_n, s_n)
     under = np.asarray(p.cover_under).reshape(d_n, s_n)
     over = np.asarray(p.cover_over).reshape(d_n, s_n)

@@ -36,7 +36,13 @@ from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_colu
 from csolver.exact_region import Region, weekend_cells
 from csolver.patterns import Merged, free_weekend_pins, merge_types
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
-from shared.roster.solving import SolveControl, SolverRun
+from shared.roster.solving import (
+    STEP_PLAN,
+    STEP_PLANNED,
+    STEP_WEEKEND_MIP,
+    SolveControl,
+    SolverRun,
+)
 
 __all__ = ["COLUMN_SHARE", "ERRORS", "GeneticError", "score", "solve_generetic", "validate"]
 
@@ -112,11 +118,6 @@ PLAN_SHARE = 1 / 3
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
 PHASE_GENETIC = "genetic"
-# ... and `Progress.step`, during the steps a user should see named (shared/solving/progress.py's
-# STEPS): the best penalty stands still while the plan is drawn, and the GA waits for the MIP.
-STEP_PLAN = "plan"
-STEP_PLANNED = "planned"
-STEP_WEEKEND_MIP = "weekend_mip"
 
 
 class GeneticError(ValueError):
@@ -536,18 +537,18 @@ def _relay(control: SolveControl, runs: list[SolverRun], step: str, *, real: boo
     generations = sum(r.iterations for r in runs)
     evaluations = sum(r.evaluations for r in runs)
     lock = threading.Lock()
-    relaying = [True]
+    relaying = True
 
     def refresh() -> None:
         with lock:
-            if relaying[0]:
+            if relaying:
                 relay()
 
     def close() -> None:
+        nonlocal relaying
         with lock:
             relay()
-            relaying[0] = False
-        control.refresh = lambda: None
+            relaying = False
 
     def relay() -> None:
         sub.refresh()

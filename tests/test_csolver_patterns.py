@@ -14,7 +14,7 @@ from csolver import _Packed
 from csolver.patterns import free_weekend_pins, merge_types
 from shared.roster.compiled import FREE, Problem
 from shared.roster.evaluator import evaluate
-from shared.roster.solving import SolveControl
+from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl
 from tests.csolver_helpers import instance, random_problem, random_roster
 
 
@@ -123,7 +123,7 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     assert seen and seen == sorted(seen, reverse=True)
     assert min(seen) >= result.penalty == control.progress.best_penalty
     assert run.time_to_first_feasible_ms is not None and run.timed_out
-    assert steps[:3] == ["", csolver.STEP_PLAN, csolver.STEP_PLANNED], steps
+    assert steps[:3] == ["", STEP_PLAN, STEP_PLANNED], steps
     assert control.progress.step == ""
 
 

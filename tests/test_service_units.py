@@ -145,10 +145,10 @@ def test_a_step_that_holds_the_best_roster_still_is_named_in_the_message() -> No
     """A long solve's weekend plan (a third of its limit, the best penalty still): the message
     leads with the step and says what it does, the phase stays the v1 enum's; each of the
     solver's steps has words, and a step the reporter does not know is not shown."""
-    import csolver
+    from shared.roster.solving import STEP_PLAN, STEP_PLANNED, STEP_WEEKEND_MIP
     from shared.solving.progress import STEPS
 
-    assert {csolver.STEP_PLAN, csolver.STEP_PLANNED, csolver.STEP_WEEKEND_MIP} == set(STEPS)
+    assert {STEP_PLAN, STEP_PLANNED, STEP_WEEKEND_MIP} == set(STEPS)
     r = ProgressReporter("j", time_limit=60, interval=0, implementation="generetic")
     p = Progress(phase="genetic", step="plan", best_hard=0, best_penalty=7665)
     o = r.outcome(p, 0.0)

@@ -28,7 +28,7 @@ from csolver.exact_region import Region, weekend_cells
 from shared.roster.compiled import FREE, Problem
 from shared.roster.curtois import roster_from_tsv
 from shared.roster.evaluator import evaluate
-from shared.roster.solving import SolveControl
+from shared.roster.solving import STEP_WEEKEND_MIP, SolveControl
 from tests.csolver_helpers import BENCH, instance
 
 
@@ -228,4 +228,4 @@ def test_a_cancel_in_the_weekend_step_returns_a_feasible_roster_at_once() -> Non
     assert time.monotonic() - began < 8.0 * (1 - WEEKEND_SHARE) + 0.5 + 0.5
     assert run.cancelled
     assert evaluate(problem, run.roster).hard_violations == 0
-    assert steps == [csolver.STEP_WEEKEND_MIP] and control.progress.step == ""
+    assert steps == [STEP_WEEKEND_MIP] and control.progress.step == ""

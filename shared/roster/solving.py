@@ -17,6 +17,12 @@ from typing import Protocol
 from shared.roster.compiled import I32, Problem
 from shared.roster.evaluator import Evaluation
 
+# `Progress.step`'s codes: the weekends planned on the shift types merged, the roster walked
+# with the plan's free weekends kept, the weekend days re-planned exactly (decisions 0057, 0048).
+STEP_PLAN = "plan"
+STEP_PLANNED = "planned"
+STEP_WEEKEND_MIP = "weekend_mip"
+
 
 @dataclass
 class Progress:
@@ -39,9 +45,8 @@ class Progress:
     # The least penalty any roster can have, as the column phase's LP proves it; None: unknown.
     lower_bound: float | None = None
     # A step of the phase that a user should see named, because the best penalty may stand
-    # still during it: "plan" (the weekends planned on the shift types merged), "planned" (the
-    # roster walked with the plan's free weekends kept), "weekend_mip" (the weekend days
-    # re-planned exactly); "" for none (shared/solving/progress.py's STEPS).
+    # still during it: one of the STEP_* codes below, "" for none (shared/solving/progress.py
+    # words them).
     step: str = ""
 
     @property

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from shared.jobs.messages import Outcome, OutcomeKind
 from shared.roster.optimality import bound_as_penalty, relative_gap
-from shared.roster.solving import Progress
+from shared.roster.solving import STEP_PLAN, STEP_PLANNED, STEP_WEEKEND_MIP, Progress
 
 COLUMNS = "columns"
 GENETIC = "genetic"
@@ -36,13 +36,10 @@ PHASE_NAMES = {
 # best penalty stands still for a third of a long solve's limit, as the plan's penalties are
 # of another problem (csolver, decision 0057); the third runs a MIP with the GA stopped
 # (decision 0048). The phase stays the one running: `phase` is an enum of the v1 events.
-PLAN = "plan"
-PLANNED = "planned"
-WEEKEND_MIP = "weekend_mip"
 STEPS = {
-    PLAN: ("Weekend plan", "the weekends planned on the shift types merged"),
-    PLANNED: ("Planned weekends", "the roster walked with the plan's free weekends kept"),
-    WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
+    STEP_PLAN: ("Weekend plan", "the weekends planned on the shift types merged"),
+    STEP_PLANNED: ("Planned weekends", "the roster walked with the plan's free weekends kept"),
+    STEP_WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
 }
 STEP_LABELS = frozenset(label for label, _ in STEPS.values())
 # The phases whose steps are named (a greedy construction has none).
