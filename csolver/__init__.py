@@ -114,6 +114,14 @@ PLAN_MIN_SECONDS = 20.0
 PLAN_MIN_DAYS = 84
 PLAN_FIRST_SECONDS = 1.0
 PLAN_SHARE = 1 / 3
+# The plan's column phase runs its root unpaced for this share of the plan's time (paced, it
+# gave the merged root up at its round 0 on 364 days): the merged problem prices a cover row
+# per day, so its Lagrangian bound comes within 0.3 % of its LP in about 20 rounds and bounds
+# the real problem, and the plan goes on from the root's dive. At 60 s, side by side: 22
+# 32 714 -> 31 792 (seeds 1-8, better in 8) with a bound of 28 685-28 769 where it had none,
+# 20 5 006 -> 4 941 (seeds 1-4, better in 4), 18 the same; 0.3 and 0.7 level with a half on
+# 22 (decision 0060).
+PLAN_ROOT_SHARE = 0.5
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
@@ -317,8 +325,11 @@ def solve_generetic(
 
 def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
                 control: SolveControl, crash_for_test: bool, population: int,
-                max_evaluations: int, column_share: float) -> SolverRun:
-    """solve_generetic's two phases (and the weekend MIP), its arguments checked."""
+                max_evaluations: int, column_share: float, *, root_share: float = ROOT_SHARE,
+                pace: bool = True) -> SolverRun:
+    """solve_generetic's two phases (and the weekend MIP), its arguments checked; the root
+    LP gets `root_share` of the limit, and `pace` False keeps it to that whatever its pace
+    (solve_by_columns)."""
     started = time.monotonic()
     best = _Best(started)
     progress = control.progress
@@ -350,9 +361,9 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
         outcome = solve_by_columns(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
-            root_deadline=started + ROOT_SHARE * time_limit,
+            root_deadline=started + root_share * time_limit,
             stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
-            seed=seed, begun=begun,
+            seed=seed, begun=begun, pace=pace,
         )
     lower_bound = None
     if outcome is not None and outcome.lower_bound is not None:
@@ -448,10 +459,11 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                    seed: int, control: SolveControl, population: int,
                    column_share: float) -> SolverRun:
     """A long roster solved in three legs (decision 0057): a short solve for a feasible
-    roster at once, the merged problem's solve for a weekend plan, then the real solve with
-    the plan's free weekends pinned; the better real roster wins. The guided leg's bound is
-    the pinned problem's, not this one's; the first leg's is kept, or the merged problem's
-    plus its offset, a relaxation's, when that is higher."""
+    roster at once, the merged problem's solve for a weekend plan (its root unpaced for
+    PLAN_ROOT_SHARE of that leg, decision 0060), then the real solve with the plan's free
+    weekends pinned; the better real roster wins. The guided leg's bound is the pinned
+    problem's, not this one's; the first leg's is kept, or the merged problem's plus its
+    offset, a relaxation's, when that is higher."""
     started = time.monotonic()
     end = started + time_limit
 
@@ -459,9 +471,9 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         return not control.cancel.is_set() and time.monotonic() < end
 
     def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
-            ) -> SolverRun:
+            root_share: float = ROOT_SHARE, pace: bool = True) -> SolverRun:
         return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
-                           column_share)
+                           column_share, root_share=root_share, pace=pace)
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
@@ -471,7 +483,8 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     if going():
         plain = _Packed(merged.problem)
         relay, close = _relay(control, runs, STEP_PLAN, real=False, offset=merged.offset)
-        plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), relay)
+        plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), relay,
+                   root_share=PLAN_ROOT_SHARE, pace=False)
         close()
         runs.append(plan)
         if plan.lower_bound is not None and (

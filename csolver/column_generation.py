@@ -680,6 +680,7 @@ def solve_by_columns(
     improve: bool = False,
     bound: Callable[[float], None] = lambda b: None,
     begun: Callable[[], None] = lambda: None,
+    pace: bool = True,
 ) -> ColumnOutcome | None:
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
@@ -692,7 +693,9 @@ def solve_by_columns(
     problem is too large for the cost table; `offer` sees each better roster, `priced` the
     number of rows each pricing round computed, `bound` the lower bound once the root has one
     and `begun` when the phase goes on past its round 0 (on long horizons it ends there, its
-    time the GA's) (progress)."""
+    time the GA's) (progress). With `pace` False the root is tried whatever its round 0 took
+    and runs to `root_deadline` however slow its rounds (the weekend plan's root, decision
+    0060)."""
     e, d = shape
     s = int(arrays["length"].size)
     if e * d * (s + 1) > MAX_COST_ENTRIES:
@@ -732,7 +735,7 @@ def solve_by_columns(
     priced(e)
     # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
     # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
-    if (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
+    if pace and (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
         root = False
     rooted = root and d * s <= MAX_COVER_ROWS  # the root LP runs
     small = d <= GA_DAYS and e * d <= GA_CELLS
@@ -747,7 +750,7 @@ def solve_by_columns(
     converged = False
     if rooted:
         converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH,
-                                      pace=PACE and not small)
+                                      pace=PACE and pace and not small)
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)

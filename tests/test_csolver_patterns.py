@@ -151,3 +151,19 @@ def test_a_planned_solves_bound_is_the_merged_problems_and_never_passes_the_opti
     run = csolver.solve_generetic(p, time_limit=6.0, seed=1, control=SolveControl())
     assert run.lower_bound is not None
     assert run.lower_bound <= 4459 <= evaluate(p, run.roster).penalty
+
+
+def test_a_year_long_planned_solve_is_bounded_by_the_plans_root(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Instance 22 (364 days, optimum 30 241 proven): the real problem's root is given up at
+    its first round there, so the only bound is the merged problem's, whose root the plan runs
+    unpaced for PLAN_ROOT_SHARE of its time (decision 0060). Before, such a solve had none. The
+    bound never passes the optimum, and the progress a caller polls carries it as well."""
+    monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(csolver, "PLAN_SHARE", 0.9)  # the root: about 6 s of the 14
+    p = instance(22)
+    control = SolveControl()
+    run = csolver.solve_generetic(p, time_limit=14.0, seed=1, control=control)
+    assert run.lower_bound is not None
+    assert control.progress.lower_bound == run.lower_bound
+    assert run.lower_bound <= 30241 <= evaluate(p, run.roster).penalty
