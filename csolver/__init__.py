@@ -325,11 +325,11 @@ def solve_generetic(
 
 def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
                 control: SolveControl, crash_for_test: bool, population: int,
-                max_evaluations: int, column_share: float, *, root_share: float = ROOT_SHARE,
-                pace: bool = True) -> SolverRun:
-    """solve_generetic's two phases (and the weekend MIP), its arguments checked; the root
-    LP gets `root_share` of the limit, and `pace` False keeps it to that whatever its pace
-    (solve_by_columns)."""
+                max_evaluations: int, column_share: float, *, root_share: float | None = None,
+                pace_root: bool = True) -> SolverRun:
+    """solve_generetic's two phases (and the weekend MIP), its arguments checked. The root
+    LP gets `root_share` of the limit (None: ROOT_SHARE); with `pace_root` False it runs for
+    all of that, however slow its rounds (solve_by_columns)."""
     started = time.monotonic()
     best = _Best(started)
     progress = control.progress
@@ -361,9 +361,10 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
         outcome = solve_by_columns(
             packed.c, packed.arrays, packed.shape,
             deadline=started + column_share * time_limit,
-            root_deadline=started + root_share * time_limit,
+            root_deadline=started + (ROOT_SHARE if root_share is None else root_share)
+            * time_limit,
             stop=control.cancel.is_set, offer=best.offer, priced=best.count, bound=bound,
-            seed=seed, begun=begun, pace=pace,
+            seed=seed, begun=begun, pace_root=pace_root,
         )
     lower_bound = None
     if outcome is not None and outcome.lower_bound is not None:
@@ -471,9 +472,9 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         return not control.cancel.is_set() and time.monotonic() < end
 
     def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
-            root_share: float = ROOT_SHARE, pace: bool = True) -> SolverRun:
+            root_share: float | None = None, pace_root: bool = True) -> SolverRun:
         return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
-                           column_share, root_share=root_share, pace=pace)
+                           column_share, root_share=root_share, pace_root=pace_root)
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
@@ -484,7 +485,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         plain = _Packed(merged.problem)
         relay, close = _relay(control, runs, STEP_PLAN, real=False, offset=merged.offset)
         plan = leg(merged.problem, plain, PLAN_SHARE * (end - time.monotonic()), relay,
-                   root_share=PLAN_ROOT_SHARE, pace=False)
+                   root_share=PLAN_ROOT_SHARE, pace_root=False)
         close()
         runs.append(plan)
         if plan.lower_bound is not None and (

@@ -680,7 +680,7 @@ def solve_by_columns(
     improve: bool = False,
     bound: Callable[[float], None] = lambda b: None,
     begun: Callable[[], None] = lambda: None,
-    pace: bool = True,
+    pace_root: bool = True,
 ) -> ColumnOutcome | None:
     """Column generation and dives until `deadline` (time.monotonic()). The root LP over the
     whole problem gets until `root_deadline`; if it is not optimal by then (or cannot be in
@@ -693,8 +693,9 @@ def solve_by_columns(
     problem is too large for the cost table; `offer` sees each better roster, `priced` the
     number of rows each pricing round computed, `bound` the lower bound once the root has one
     and `begun` when the phase goes on past its round 0 (on long horizons it ends there, its
-    time the GA's) (progress). With `pace` False the root is tried whatever its round 0 took
-    and runs to `root_deadline` however slow its rounds (the weekend plan's root, decision
+    time the GA's) (progress). With `pace_root` False the root is tried whatever its round 0
+    took and runs to `root_deadline` however slow its rounds; no pace gives it up, so a root
+    of PACE_FROM rounds that ran out of time is dived from (the weekend plan's root, decision
     0060)."""
     e, d = shape
     s = int(arrays["length"].size)
@@ -734,8 +735,9 @@ def solve_by_columns(
         rows0[rest], hard0[rest] = rows_b, hard_b
     priced(e)
     # the root converges in some tens of pricing rounds (Instances 17, 18: 34-60); when that
-    # many do not fit in its time, it is not tried and the time goes to fix-and-optimise
-    if pace and (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
+    # many do not fit in its time, it is not tried and the time goes to fix-and-optimise --
+    # unless it runs for its bound and its dive whatever its pace (`pace_root`, decision 0060)
+    if pace_root and (time.monotonic() - began) * ROOT_ROUNDS > root_deadline - time.monotonic():
         root = False
     rooted = root and d * s <= MAX_COVER_ROWS  # the root LP runs
     small = d <= GA_DAYS and e * d <= GA_CELLS
@@ -750,7 +752,7 @@ def solve_by_columns(
     converged = False
     if rooted:
         converged = root_sub.generate(min(deadline, root_deadline), smooth=SMOOTH,
-                                      pace=PACE and pace and not small)
+                                      pace=PACE and pace_root and not small)
     lower = root_sub.lower if root and root_sub.lower > -math.inf else None
     if lower is not None:
         bound(lower)
@@ -779,6 +781,8 @@ def solve_by_columns(
     # GA's start. The estimate is what says a root is nearly done when its pace gave it up
     # in its last seconds: Instance 15 doubled (90 staff) was given up after 31-38 rounds,
     # its LP within 1 % of the estimate, and without the dive ended 9 % worse (decision 0045).
+    # An unpaced root (`pace_root` False) is never given up, so it always counts as one that
+    # kept its pace: the weekend plan dives from it, near its bound or not (decision 0060).
     # every employee on a priced row in the root's last optimal LP, or None
     root_lp = root_sub.master.solved if root_sub.master.solved < ARTIFICIAL else None
     paced = not root_sub.paced_out and root_sub.rounds >= PACE_FROM and root_lp is not None

@@ -158,12 +158,27 @@ def test_a_year_long_planned_solve_is_bounded_by_the_plans_root(
     """Instance 22 (364 days, optimum 30 241 proven): the real problem's root is given up at
     its first round there, so the only bound is the merged problem's, whose root the plan runs
     unpaced for PLAN_ROOT_SHARE of its time (decision 0060). Before, such a solve had none. The
-    bound never passes the optimum, and the progress a caller polls carries it as well."""
+    bound reaches the progress a caller polls while the solve runs, never passes the optimum,
+    and says something: at least half of it (about 12 rounds here give 28 120)."""
     monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
     monkeypatch.setattr(csolver, "PLAN_SHARE", 0.9)  # the root: about 6 s of the 14
     p = instance(22)
     control = SolveControl()
+    polled: list[float] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(0.1):
+            control.refresh()
+            if control.progress.lower_bound is not None:
+                polled.append(control.progress.lower_bound)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
     run = csolver.solve_generetic(p, time_limit=14.0, seed=1, control=control)
+    done.set()
+    poller.join()
+    assert polled, "no bound in the progress while the solve ran"
     assert run.lower_bound is not None
-    assert control.progress.lower_bound == run.lower_bound
-    assert run.lower_bound <= 30241 <= evaluate(p, run.roster).penalty
+    assert 30241 / 2 < max(polled) <= run.lower_bound <= 30241
+    assert evaluate(p, run.roster).penalty >= 30241

@@ -451,7 +451,7 @@ class SolverStats(_Model):
         default=None,
         description="The least soft penalty any roster of this request can have, as the solver "
         "proved it (the generetic solver's LP bound); null when the solver proved none (the "
-        "greedy, or a column phase that did not converge).",
+        "greedy, or a column phase whose root priced no round in time).",
     )
     gap: float | None = Field(
         default=None,
