@@ -1,9 +1,13 @@
-"""Shared builders for the csolver tests: benchmark instances and random compiled problems."""
+"""Shared builders for the csolver tests: benchmark instances and random compiled problems,
+and a poller of a running solve's progress."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +16,26 @@ from shared.roster.compiled import FREE, I32, Problem, compile_request, weekend_
 from shared.roster.curtois import bench_dir, load_curtois
 
 BENCH = bench_dir()
+
+
+@contextlib.contextmanager
+def polling(look: Callable[[], object], every: float = 0.05) -> Iterator[None]:
+    """While the block runs, a thread calls `look` every `every` seconds, as a caller polls a
+    running solve's progress, until `look` returns something true; joined on leaving."""
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(every):
+            if look():
+                return
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        yield
+    finally:
+        done.set()
+        poller.join()
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from csolver.patterns import free_weekend_pins, merge_types
 from shared.roster.compiled import FREE, Problem
 from shared.roster.evaluator import evaluate
 from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl
-from tests.csolver_helpers import instance, random_problem, random_roster
+from tests.csolver_helpers import instance, polling, random_problem, random_roster
 
 
 def _merged(p: Problem) -> Problem:
@@ -100,21 +100,16 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     control = SolveControl()
     seen: list[int] = []
     steps: list[str] = []
-    done = threading.Event()
 
-    def poll() -> None:
-        while not done.wait(0.05):
-            control.refresh()
-            if control.progress.best_hard == 0:
-                seen.append(control.progress.best_penalty)
-            if not steps or steps[-1] != control.progress.step:
-                steps.append(control.progress.step)
+    def look() -> None:
+        control.refresh()
+        if control.progress.best_hard == 0:
+            seen.append(control.progress.best_penalty)
+        if not steps or steps[-1] != control.progress.step:
+            steps.append(control.progress.step)
 
-    poller = threading.Thread(target=poll)
-    poller.start()
-    run = csolver.solve_generetic(p, time_limit=8.0, seed=1, control=control)
-    done.set()
-    poller.join()
+    with polling(look):
+        run = csolver.solve_generetic(p, time_limit=8.0, seed=1, control=control)
     roster = np.asarray(run.roster)
     pinned = np.asarray(p.pin) != FREE
     assert np.array_equal(roster[pinned], np.asarray(p.pin)[pinned])
@@ -165,19 +160,14 @@ def test_a_year_long_planned_solve_is_bounded_by_the_plans_root(
     p = instance(22)
     control = SolveControl()
     polled: list[float] = []
-    done = threading.Event()
 
-    def poll() -> None:
-        while not done.wait(0.1):
-            control.refresh()
-            if control.progress.lower_bound is not None:
-                polled.append(control.progress.lower_bound)
+    def look() -> None:
+        control.refresh()
+        if control.progress.lower_bound is not None:
+            polled.append(control.progress.lower_bound)
 
-    poller = threading.Thread(target=poll)
-    poller.start()
-    run = csolver.solve_generetic(p, time_limit=14.0, seed=1, control=control)
-    done.set()
-    poller.join()
+    with polling(look, every=0.1):
+        run = csolver.solve_generetic(p, time_limit=14.0, seed=1, control=control)
     assert polled, "no bound in the progress while the solve ran"
     assert run.lower_bound is not None
     assert 30241 / 2 < max(polled) <= run.lower_bound <= 30241

@@ -5,7 +5,6 @@ running solve reports across the process boundary."""
 from __future__ import annotations
 
 import csv
-import threading
 
 import pytest
 
@@ -17,6 +16,7 @@ from shared.roster.solving import SolveControl
 from shared.solving.dispatch import solve_request
 from shared.solving.isolation import solve_isolated
 from shared.solving.progress import ProgressReporter
+from tests.csolver_helpers import polling
 
 
 def optima() -> dict[int, int]:
@@ -93,22 +93,16 @@ def solve_until_bound(i: int) -> SolveResult:
     so far, with that bound. (The limit only leaves the root LP time on a loaded machine.)"""
     request = load_curtois(bench_dir() / f"Instance{i}.txt")
     control = SolveControl()
-    done = threading.Event()
 
-    def cancel_at_the_bound() -> None:
-        while not done.wait(0.01):
-            if control.progress.lower_bound is not None:
-                control.cancel.set()
-                return
+    def cancel_at_the_bound() -> bool:
+        if control.progress.lower_bound is None:
+            return False
+        control.cancel.set()
+        return True
 
-    watcher = threading.Thread(target=cancel_at_the_bound)
-    watcher.start()
-    try:
+    with polling(cancel_at_the_bound, every=0.01):
         return solve_request(request, implementation=Implementation.GENERETIC,
                              time_limit=120.0, control=control)
-    finally:
-        done.set()
-        watcher.join()
 
 
 @pytest.mark.parametrize("i", [1, 5, 7, 10, 11, 18])
@@ -147,28 +141,21 @@ def test_a_running_solve_reports_its_phase_and_bound_across_the_process_boundary
     # at three quarters, and the test cancels it once it has said so.
     limit = 20.0
     reporter = ProgressReporter("j", time_limit=limit, interval=0.0, implementation="generetic")
-    done = threading.Event()
 
-    def poll() -> None:
-        while not done.wait(0.05):
-            p = control.progress
-            seen.append((p.phase, p.lower_bound, p.best_hard, p.best_penalty))
-            said = reporter.outcome(p, p.elapsed)
-            if said is not None and said.message:
-                messages.append(said.message)
-                if said.phase == "genetic":
-                    control.cancel.set()
+    def look() -> None:
+        p = control.progress
+        seen.append((p.phase, p.lower_bound, p.best_hard, p.best_penalty))
+        said = reporter.outcome(p, p.elapsed)
+        if said is not None and said.message:
+            messages.append(said.message)
+            if said.phase == "genetic":
+                control.cancel.set()
 
-    poller = threading.Thread(target=poll)
-    poller.start()
-    try:
+    with polling(look):
         result = solve_isolated(
             request, implementation=Implementation.GENERETIC, time_limit=limit, control=control,
             grace=30.0,
         )
-    finally:
-        done.set()
-        poller.join()
     phases = [phase for phase, *_ in seen if phase]
     assert phases and phases[0] == "columns" and phases[-1] == "genetic", phases
     assert phases == sorted(phases, key=["columns", "genetic"].index)  # one way, in order
