@@ -6,9 +6,10 @@ then the C memetic GA for the time left, starting from the dives' best roster wh
 one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
 On medium sizes the GA ends early and a MIP re-plans the best roster's weekend days
 (exact_region.py, decision 0048), then the GA runs again for whatever the MIP left. On long
-horizons whose types have one length, that solve runs three times (decision 0057): briefly on
-the real problem, on the types merged (patterns.py) for a plan of free weekends, and on the
-real problem with those weekends pinned.
+horizons whose types have one length, that solve runs four times (decisions 0057, 0061):
+briefly on the real problem, on the types merged (patterns.py) for a plan of days off, on the
+real problem with every day the plan has off pinned, and then from that roster with only the
+plan's free weekends pinned.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -34,7 +35,7 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
 from csolver.exact_region import Region, weekend_cells
-from csolver.patterns import Merged, free_weekend_pins, merge_types
+from csolver.patterns import Merged, free_weekend_pins, merge_types, off_day_pins
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import (
     STEP_PLAN,
@@ -122,6 +123,13 @@ PLAN_SHARE = 1 / 3
 # 20 5 006 -> 4 941 (seeds 1-4, better in 4), 18 the same; 0.3 and 0.7 level with a half on
 # 22 (decision 0060).
 PLAN_ROOT_SHARE = 0.5
+# The real solve after the plan keeps every day the plan has off for this share of its time
+# (it picks types for the plan's days worked and may rest some), then goes on from that roster
+# with only the plan's free weekends kept: the plan's days off come from the merged root's
+# dive, and the walk cannot find such a pattern in a minute. At 60 s, side by side: 22 31 384
+# -> 30 608 (seeds 1-6, better in 6), 20 4 895 -> 4 871 (seeds 1-2), 18 4 470 -> 4 471; 0.3
+# and 0.7 level with a half; the whole time lost on 18 (4 484, 4 577) (decision 0061).
+PLAN_OFF_SHARE = 0.5
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
@@ -326,10 +334,12 @@ def solve_generetic(
 def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
                 control: SolveControl, crash_for_test: bool, population: int,
                 max_evaluations: int, column_share: float, *, root_share: float | None = None,
-                pace_root: bool = True) -> SolverRun:
+                pace_root: bool = True, start: npt.NDArray[np.int32] | None = None) -> SolverRun:
     """solve_generetic's two phases (and the weekend MIP), its arguments checked. The root
     LP gets `root_share` of the limit (None: ROOT_SHARE); with `pace_root` False it runs for
-    all of that, however slow its rounds (solve_by_columns)."""
+    all of that, however slow its rounds (solve_by_columns). With `start`, a hard-feasible
+    roster, the column phase is skipped and the GA goes on from it, cool as after a good
+    dive."""
     started = time.monotonic()
     best = _Best(started)
     progress = control.progress
@@ -349,7 +359,7 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
 
     control.refresh = refresh
     outcome = None
-    if column_share > 0 and max_evaluations == 0 and not crash_for_test:
+    if column_share > 0 and max_evaluations == 0 and not crash_for_test and start is None:
         def bound(value: float) -> None:
             progress.lower_bound = float(value)
 
@@ -385,7 +395,11 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
         cfg.population = population
         cfg.crash_for_test = 1 if crash_for_test else 0
         cfg.max_evaluations = max_evaluations
-        start = _start_of(problem, packed)
+        if start is not None:
+            start = np.ascontiguousarray(start, dtype=np.int32)
+            cfg.start_heat = DIVE_START_HEAT
+        else:
+            start = _start_of(problem, packed)
         if start is None and outcome is not None and outcome.dived and best.roster is not None:
             # the GA goes on from the dives' best roster rather than from a greedy start
             start = np.ascontiguousarray(best.roster, dtype=np.int32)
@@ -459,12 +473,13 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
 def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit: float,
                    seed: int, control: SolveControl, population: int,
                    column_share: float) -> SolverRun:
-    """A long roster solved in three legs (decision 0057): a short solve for a feasible
-    roster at once, the merged problem's solve for a weekend plan (its root unpaced for
-    PLAN_ROOT_SHARE of that leg, decision 0060), then the real solve with the plan's free
-    weekends pinned; the better real roster wins. The guided leg's bound is the pinned
-    problem's, not this one's; the first leg's is kept, or the merged problem's plus its
-    offset, a relaxation's, when that is higher."""
+    """A long roster solved in legs (decision 0057): a short solve for a feasible roster at
+    once, the merged problem's solve for a plan (its root unpaced for PLAN_ROOT_SHARE of that
+    leg, decision 0060), then the real solve with every day the plan has off pinned for
+    PLAN_OFF_SHARE of the rest, and from that roster with only the plan's free weekends
+    pinned for the time left (decision 0061); the best real roster wins. The guided legs'
+    bounds are the pinned problems', not this one's; the first leg's is kept, or the merged
+    problem's plus its offset, a relaxation's, when that is higher."""
     started = time.monotonic()
     end = started + time_limit
 
@@ -472,9 +487,11 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         return not control.cancel.is_set() and time.monotonic() < end
 
     def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
-            root_share: float | None = None, pace_root: bool = True) -> SolverRun:
+            root_share: float | None = None, pace_root: bool = True,
+            start: npt.NDArray[np.int32] | None = None) -> SolverRun:
         return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
-                           column_share, root_share=root_share, pace_root=pace_root)
+                           column_share, root_share=root_share, pace_root=pace_root,
+                           start=start)
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
@@ -493,20 +510,36 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             lower_bound = control.progress.lower_bound = plan.lower_bound + merged.offset
     run = None
     if plan is not None and going():
-        # a plan that breaks a rule of its own may have weekends no real row can have:
-        # then the rest of the time is an ordinary solve
-        guided = problem if _score_packed(plain, plan.roster)[0] else dataclasses.replace(
-            problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"], problem.pin))
-        at_ms = (time.monotonic() - started) * 1000.0
-        relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
-                              real=True)
-        run = leg(guided, _Packed(guided), end - time.monotonic(), relay)
-        close()
-        runs.append(run)
-        got = _score_packed(packed, run.roster)
-        if got < score:
-            final, score = run.roster, got
-            best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
+        # a plan that breaks a rule of its own may have days no real row can have around
+        # them: then the rest of the time is an ordinary solve. Else the real solve keeps
+        # every day the plan has off for PLAN_OFF_SHARE of its time, then goes on from that
+        # roster with only the plan's free weekends kept
+        stages: list[tuple[Problem, float]] = [(problem, 1.0)]
+        if not _score_packed(plain, plan.roster)[0]:
+            weekend = packed.arrays["weekend"]
+            stages = [
+                (dataclasses.replace(problem, pin=off_day_pins(plan.roster, problem.pin)),
+                 PLAN_OFF_SHARE),
+                (dataclasses.replace(
+                    problem, pin=free_weekend_pins(plan.roster, weekend, problem.pin)), 1.0),
+            ]
+        start = None
+        for guided, share in stages:
+            if share <= 0 or not going():
+                continue
+            at_ms = (time.monotonic() - started) * 1000.0
+            relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
+                                  real=True)
+            run = leg(guided, _Packed(guided), share * (end - time.monotonic()), relay,
+                      start=start)
+            close()
+            runs.append(run)
+            got = _score_packed(packed, run.roster)
+            if got < score:
+                final, score = run.roster, got
+                best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
+            # the next stage starts from this one's roster when it keeps every hard rule
+            start = np.ascontiguousarray(run.roster, dtype=np.int32) if not got[0] else None
     walked = 0  # the evaluations of the unpinned walk after an early guided leg
     control.refresh = lambda: None  # the legs' figures are in; the walk below has its own
     control.progress.step = ""

@@ -7,13 +7,15 @@ around them. When every shift type has one length, the types can be summed out: 
 maximum or forbidden succession. That problem is far smaller (a cover row per day, not per
 (day, type)) and the same solver plans it well; its rows keep every rule the types do not
 touch (runs, rests, minutes, weekends, days off), so a free weekend it plans is one the real
-rows can have. The real solve then runs with those free weekends pinned.
+rows can have. The real solve then runs with every day the plan has off pinned, and then
+with only its free weekends pinned (decision 0061).
 
 - `merge_types(problem, arrays)`: the merged problem and its offset, or None when the types
   differ in length (minutes would no longer count shifts) or there is only one. It is a
   relaxation: a lower bound of the merged problem plus the offset bounds the real one.
 - `free_weekend_pins(roster, weekend, pin)`: the user's pins plus every weekend the roster
   has wholly off, pinned off.
+- `off_day_pins(roster, pin)`: the user's pins plus every day the roster has off, pinned off.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy.typing as npt
 from csolver.column_generation import request_penalties
 from shared.roster.compiled import FREE, I32, Problem
 
-__all__ = ["MERGED_SHIFT", "Merged", "free_weekend_pins", "merge_types"]
+__all__ = ["MERGED_SHIFT", "Merged", "free_weekend_pins", "merge_types", "off_day_pins"]
 
 MERGED_SHIFT = "on"
 # the C solver's bound on a request weight (GR_ERR_WEIGHT)
@@ -114,4 +116,14 @@ def free_weekend_pins(roster: npt.ArrayLike, weekend: npt.ArrayLike,
         free = (rows[:, cols] < 0).all(axis=1)
         block = out[np.ix_(free, cols)]
         out[np.ix_(free, cols)] = np.where(block == FREE, -1, block)
+    return out
+
+
+def off_day_pins(roster: npt.ArrayLike, pin: npt.ArrayLike | None) -> I32:
+    """[E, D] pins: `pin` (None: none) with every day that `roster` has off pinned off where
+    the user pinned nothing."""
+    rows = np.asarray(roster)
+    out = (np.full(rows.shape, FREE, np.int32) if pin is None
+           else np.array(pin, dtype=np.int32, copy=True))
+    out[(rows < 0) & (out == FREE)] = -1
     return out

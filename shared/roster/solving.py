@@ -18,7 +18,8 @@ from shared.roster.compiled import I32, Problem
 from shared.roster.evaluator import Evaluation
 
 # `Progress.step`'s codes: the weekends planned on the shift types merged, the roster walked
-# with the plan's free weekends kept, the weekend days re-planned exactly (decisions 0057, 0048).
+# on the plan's days off and then its free weekends, the weekend days re-planned exactly
+# (decisions 0057, 0061, 0048).
 STEP_PLAN = "plan"
 STEP_PLANNED = "planned"
 STEP_WEEKEND_MIP = "weekend_mip"

@@ -38,7 +38,8 @@ PHASE_NAMES = {
 # (decision 0048). The phase stays the one running: `phase` is an enum of the v1 events.
 STEPS = {
     STEP_PLAN: ("Weekend plan", "the weekends planned on the shift types merged"),
-    STEP_PLANNED: ("Planned weekends", "the roster walked with the plan's free weekends kept"),
+    STEP_PLANNED: ("Planned weekends",
+                   "the roster walked on the plan's days off, then its free weekends kept"),
     STEP_WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
 }
 STEP_LABELS = frozenset(label for label, _ in STEPS.values())
