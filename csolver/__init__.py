@@ -6,10 +6,10 @@ then the C memetic GA for the time left, starting from the dives' best roster wh
 one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
 On medium sizes the GA ends early and a MIP re-plans the best roster's weekend days
 (exact_region.py, decision 0048), then the GA runs again for whatever the MIP left. On long
-horizons whose types have one length, that solve runs four times (decisions 0057, 0061):
-briefly on the real problem, on the types merged (patterns.py) for a plan of days off, on the
-real problem with every day the plan has off pinned, and then from that roster with only the
-plan's free weekends pinned.
+horizons whose types have one length, the solve runs in legs (decisions 0057, 0061): briefly
+on the real problem, on the types merged (patterns.py) for a plan of days off, on the real
+problem with every day the plan has off pinned, and then the GA alone from that roster with
+only the plan's free weekends pinned.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -106,11 +106,11 @@ WEEKEND_THREAD = "generetic-weekends"
 # uses its whole limit, as without the MIP (a solve that stops early wastes what it was given).
 SECOND_LEG_SECONDS = 0.05
 # From PLAN_MIN_DAYS days and a limit of PLAN_MIN_SECONDS, when every type has one length, a
-# weekend plan is drawn on the types merged and the real solve keeps its free weekends
-# (decision 0057): the first PLAN_FIRST_SECONDS solve the real problem (a feasible roster at
-# once), the plan takes PLAN_SHARE of the rest. At 60 s, seeds 1-3: Instance 22 10.5 % ->
-# 7.1 %, 20 5.4 % -> 4.4 %, 18 0.56 % -> 0.16 %. At 56 days (17) the plan's pins kept the
-# optimum out of reach; at 10 s (22) it was level.
+# plan is drawn on the types merged and the real solve keeps its days off, then its free
+# weekends (decisions 0057, 0061): the first PLAN_FIRST_SECONDS solve the real problem (a
+# feasible roster at once), the plan takes PLAN_SHARE of the rest. At 60 s, seeds 1-3, the
+# free weekends kept: Instance 22 10.5 % -> 7.1 %, 20 5.4 % -> 4.4 %, 18 0.56 % -> 0.16 %. At
+# 56 days (17) the plan's pins kept the optimum out of reach; at 10 s (22) it was level.
 PLAN_MIN_SECONDS = 20.0
 PLAN_MIN_DAYS = 84
 PLAN_FIRST_SECONDS = 1.0
@@ -127,8 +127,9 @@ PLAN_ROOT_SHARE = 0.5
 # (it picks types for the plan's days worked and may rest some), then goes on from that roster
 # with only the plan's free weekends kept: the plan's days off come from the merged root's
 # dive, and the walk cannot find such a pattern in a minute. At 60 s, side by side: 22 31 384
-# -> 30 608 (seeds 1-6, better in 6), 20 4 895 -> 4 871 (seeds 1-2), 18 4 470 -> 4 471; 0.3
-# and 0.7 level with a half; the whole time lost on 18 (4 484, 4 577) (decision 0061).
+# -> 30 608 (seeds 1-6, better in 6), 20 4 895 -> 4 871 (seeds 1-2), 18 4 470 -> 4 471. In a
+# first version (its second stage a bare GA run), 0.3 and 0.7 were level with a half on 22,
+# and the whole time lost on 18 (4 484, 4 577 against 4 470) (decision 0061).
 PLAN_OFF_SHARE = 0.5
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
@@ -342,6 +343,7 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
     dive."""
     started = time.monotonic()
     best = _Best(started)
+    given = None if start is None else np.ascontiguousarray(start, dtype=np.int32)
     progress = control.progress
     ga_prog = _new_progress()
     legs = [ga_prog]  # the GA's runs: the first, and the one after the weekend MIP
@@ -395,19 +397,17 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
         cfg.population = population
         cfg.crash_for_test = 1 if crash_for_test else 0
         cfg.max_evaluations = max_evaluations
+        first = _start_of(problem, packed) if start is None else given
         if start is not None:
-            start = np.ascontiguousarray(start, dtype=np.int32)
             cfg.start_heat = DIVE_START_HEAT
-        else:
-            start = _start_of(problem, packed)
-        if start is None and outcome is not None and outcome.dived and best.roster is not None:
+        if first is None and outcome is not None and outcome.dived and best.roster is not None:
             # the GA goes on from the dives' best roster rather than from a greedy start
-            start = np.ascontiguousarray(best.roster, dtype=np.int32)
+            first = np.ascontiguousarray(best.roster, dtype=np.int32)
             lp = outcome.root_lp
             if lp is not None and best.penalty is not None and best.penalty <= DIVE_NEAR_LP * lp:
                 cfg.start_heat = DIVE_START_HEAT
-        if start is not None:
-            cfg.start = ffi.cast("int32_t *", ffi.from_buffer(start))
+        if first is not None:
+            cfg.start = ffi.cast("int32_t *", ffi.from_buffer(first))
         if best.roster is not None:
             # feasible by construction (each row from the exact row search): the GA goes on
             # from it where its own start stays broken after the repair (pins on long rows)
@@ -426,7 +426,8 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
             final = roster
             best_ms = ga_offset_ms + int(ga_prog.best_ms) if int(ga_prog.best_ms) >= 0 else None
     if final is None:
-        final = roster
+        # a leg given a roster returns it when a cancel or its time leaves the GA no turn
+        final = roster if ga_runs or given is None else given
     if polish and not control.cancel.is_set():
         deadline = started + time_limit
         hard, penalty = _score_packed(packed, final)
@@ -511,9 +512,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     run = None
     if plan is not None and going():
         # a plan that breaks a rule of its own may have days no real row can have around
-        # them: then the rest of the time is an ordinary solve. Else the real solve keeps
-        # every day the plan has off for PLAN_OFF_SHARE of its time, then goes on from that
-        # roster with only the plan's free weekends kept
+        # them: then the rest of the time is an ordinary solve
         stages: list[tuple[Problem, float]] = [(problem, 1.0)]
         if not _score_packed(plain, plan.roster)[0]:
             weekend = packed.arrays["weekend"]
@@ -545,8 +544,11 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     control.progress.step = ""
     if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
             and not control.cancel.is_set():
-        # the guided leg proved its pinned roster optimal early: the rest of the time walks
-        # the real problem, the pins lifted
+        # the last leg ended early, which only its column phase can do, by proving its
+        # roster optimal: the rest of the time walks the real problem, the pins lifted. The
+        # planned walk from the first stage's roster has no column phase and uses its time;
+        # a last leg with one is the free weekends' from a greedy start (a first stage that
+        # broke a rule) or the unpinned problem's (a plan that broke one)
         prog = _new_progress()
         at_ms = (time.monotonic() - started) * 1000.0
         again = _second_leg(packed, final, end, seed, population, prog, control)

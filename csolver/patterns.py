@@ -109,8 +109,7 @@ def free_weekend_pins(roster: npt.ArrayLike, weekend: npt.ArrayLike,
     off where the user pinned nothing."""
     rows = np.asarray(roster)
     days = np.asarray(weekend)
-    out = (np.full(rows.shape, FREE, np.int32) if pin is None
-           else np.array(pin, dtype=np.int32, copy=True))
+    out = _users_pins(pin, rows.shape)
     for w in np.unique(days[days >= 0]):
         cols = np.flatnonzero(days == w)
         free = (rows[:, cols] < 0).all(axis=1)
@@ -123,7 +122,12 @@ def off_day_pins(roster: npt.ArrayLike, pin: npt.ArrayLike | None) -> I32:
     """[E, D] pins: `pin` (None: none) with every day that `roster` has off pinned off where
     the user pinned nothing."""
     rows = np.asarray(roster)
-    out = (np.full(rows.shape, FREE, np.int32) if pin is None
-           else np.array(pin, dtype=np.int32, copy=True))
+    out = _users_pins(pin, rows.shape)
     out[(rows < 0) & (out == FREE)] = -1
     return out
+
+
+def _users_pins(pin: npt.ArrayLike | None, shape: tuple[int, ...]) -> I32:
+    """A copy of the user's pins to add to (None: nothing pinned)."""
+    return (np.full(shape, FREE, np.int32) if pin is None
+            else np.array(pin, dtype=np.int32, copy=True))

@@ -86,7 +86,9 @@ def test_every_day_off_is_pinned_off_and_the_users_pins_stay() -> None:
     user[0, 1] = 1  # the user's shift on a day the plan has off
     user[1, 2] = -1  # the user's day off on a day the plan works
     want = np.array([[FREE, 1, FREE, -1], [-1, -1, -1, FREE]], np.int32)
+    before = user.copy()
     assert np.array_equal(off_day_pins(roster, user), want)
+    assert np.array_equal(user, before)  # the caller's pins are not written to
     assert np.array_equal(off_day_pins(roster, None),
                           np.where(roster < 0, -1, FREE).astype(np.int32))
 
@@ -94,7 +96,9 @@ def test_every_day_off_is_pinned_off_and_the_users_pins_stay() -> None:
 def test_a_leg_that_goes_on_from_a_roster_returns_one_no_worse() -> None:
     """The planned solve's last stage goes on from its first stage's roster (decision 0061):
     in half a second the walk from a 10 s roster of Instance 18 keeps what that roster has,
-    where half a second from its greedy start is some hundreds of points worse."""
+    where half a second of an ordinary solve (its column phase, then the GA from a greedy
+    start) is some hundreds of points worse (4 578 against 5 815 when the roster was
+    ignored)."""
     p = instance(18)
     good = csolver.solve_generetic(p, time_limit=10.0, seed=1, control=SolveControl()).roster
     good_penalty = evaluate(p, good).penalty
