@@ -478,9 +478,11 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     once, the merged problem's solve for a plan (its root unpaced for PLAN_ROOT_SHARE of that
     leg, decision 0060), then the real solve with every day the plan has off pinned for
     PLAN_OFF_SHARE of the rest, and from that roster with only the plan's free weekends
-    pinned for the time left (decision 0061); the best real roster wins. The guided legs'
-    bounds are the pinned problems', not this one's; the first leg's is kept, or the merged
-    problem's plus its offset, a relaxation's, when that is higher."""
+    pinned for the time left (decision 0061); a pinned leg that proves its roster optimal
+    early hands the rest to the real problem, unpinned, from the best roster (0057). The best
+    real roster wins. The guided legs' bounds are the pinned problems', not this one's; the
+    first leg's is kept, or the merged problem's plus its offset, a relaxation's, when that is
+    higher."""
     started = time.monotonic()
     end = started + time_limit
 
@@ -523,8 +525,9 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                     problem, pin=free_weekend_pins(plan.roster, weekend, problem.pin)), 1.0),
             ]
         start = None
-        for guided, share in stages:
-            if share <= 0 or not going():
+        while stages and going():
+            guided, share = stages.pop(0)
+            if share <= 0:
                 continue
             at_ms = (time.monotonic() - started) * 1000.0
             relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
@@ -538,24 +541,15 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                 final, score = run.roster, got
                 best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
             # the next stage starts from this one's roster when it keeps every hard rule
-            start = np.ascontiguousarray(run.roster, dtype=np.int32) if not got[0] else None
-    walked = 0  # the evaluations of the unpinned walk after an early guided leg
-    control.refresh = lambda: None  # the legs' figures are in; the walk below has its own
+            start = None if got[0] else run.roster
+            if not stages and guided is not problem and not score[0] \
+                    and end - time.monotonic() >= SECOND_LEG_SECONDS:
+                # only a column phase ends a leg early, by proving its pinned roster optimal
+                # (the walk from the first stage's roster has none and uses its time): the
+                # rest walks the real problem from the best roster, the pins lifted
+                stages, start = [(problem, 1.0)], final
+    control.refresh = lambda: None  # the legs' figures are in
     control.progress.step = ""
-    if run is not None and score[0] == 0 and end - time.monotonic() >= SECOND_LEG_SECONDS \
-            and not control.cancel.is_set():
-        # the last leg ended early, which only its column phase can do, by proving its
-        # roster optimal: the rest of the time walks the real problem, the pins lifted. The
-        # planned walk from the first stage's roster has no column phase and uses its time;
-        # a last leg with one is the free weekends' from a greedy start (a first stage that
-        # broke a rule) or the unpinned problem's (a plan that broke one)
-        prog = _new_progress()
-        at_ms = (time.monotonic() - started) * 1000.0
-        again = _second_leg(packed, final, end, seed, population, prog, control)
-        walked = int(prog.evaluations)
-        if again is not None and int(prog.best_penalty) < score[1]:
-            final, score = again, (0, int(prog.best_penalty))
-            best_ms = at_ms + max(int(prog.best_ms), 0)
     progress = control.progress
     progress.lower_bound = lower_bound
     if score[0] == 0 and (progress.best_hard != 0 or score[1] < progress.best_penalty):
@@ -563,7 +557,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     return SolverRun(
         roster=set_pins(problem, final),
         iterations=sum(r.iterations for r in runs),
-        evaluations=sum(r.evaluations for r in runs) + walked,
+        evaluations=sum(r.evaluations for r in runs),
         time_to_first_feasible_ms=first.time_to_first_feasible_ms,
         time_to_best_ms=best_ms,
         cancelled=control.cancel.is_set(),
