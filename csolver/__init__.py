@@ -6,10 +6,11 @@ then the C memetic GA for the time left, starting from the dives' best roster wh
 one; the better roster wins, and a roster the first phase proves optimal ends the solve early.
 On medium sizes the GA ends early and a MIP re-plans the best roster's weekend days
 (exact_region.py, decision 0048), then the GA runs again for whatever the MIP left. On long
-horizons whose types have one length, the solve runs in legs (decisions 0057, 0061): briefly
-on the real problem, on the types merged (patterns.py) for a plan of days off, on the real
-problem with every day the plan has off pinned, and then the GA alone from that roster with
-only the plan's free weekends pinned.
+horizons whose types have one length, and on large rosters whose types have several (decision
+0062), the solve runs in legs (decisions 0057, 0061): briefly on the real problem, on the
+types merged by length (patterns.py) for a plan of days off, on the real problem with every
+day the plan has off pinned, and then the GA alone from that roster, with the plan's free
+weekends pinned when the types have one length.
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -35,7 +36,14 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
 from csolver.exact_region import Region, weekend_cells
-from csolver.patterns import Merged, free_weekend_pins, merge_types, off_day_pins
+from csolver.patterns import (
+    EXACT_TABLE,
+    Merged,
+    free_weekend_pins,
+    largest_minutes_table,
+    merge_types,
+    off_day_pins,
+)
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import (
     STEP_PLAN,
@@ -113,6 +121,13 @@ SECOND_LEG_SECONDS = 0.05
 # 56 days (17) the plan's pins kept the optimum out of reach; at 10 s (22) it was level.
 PLAN_MIN_SECONDS = 20.0
 PLAN_MIN_DAYS = 84
+# Types of several lengths are planned on one merged type per length (the minutes stay exact)
+# from this many rows of the real master (days x types + employees), where its root does not
+# fit the minute on one core (Instance 13's 624 take 38-45 s; 15's 297 converge in 10 s and
+# its own dive beats the plan's), and only when the merged rows are priced exactly (24's
+# merged year is not: its root got nowhere and the plan lost 11 %). 13 at 60 s, seeds 1-6:
+# 1 489 -> 1 424 (gap 10.5 % -> 5.7 %); 15 planned lost, 3 885 -> 3 946 (decision 0062).
+PLAN_MIN_MASTER_ROWS = 500
 PLAN_FIRST_SECONDS = 1.0
 PLAN_SHARE = 1 / 3
 # The plan's column phase runs its root unpaced for this share of the plan's time (paced, it
@@ -322,14 +337,28 @@ def solve_generetic(
     _check(lib.gr_validate(packed.c))
     merged: Merged | None = None
     if (max_evaluations == 0 and column_share > 0 and not crash_for_test
-            and time_limit >= PLAN_MIN_SECONDS and problem.n_days >= PLAN_MIN_DAYS
-            and problem.n_weekends > 0):
-        merged = merge_types(problem, packed.arrays)
+            and time_limit >= PLAN_MIN_SECONDS and problem.n_weekends > 0):
+        merged = _plan_problem(problem, packed)
     if merged is not None:
         return _solve_planned(problem, packed, merged, time_limit, seed, control, population,
                               column_share)
     return _solve_once(problem, packed, time_limit, seed, control, crash_for_test, population,
                        max_evaluations, column_share)
+
+
+def _plan_problem(problem: Problem, packed: _Packed) -> Merged | None:
+    """The merged problem a plan is drawn on, when one pays (decisions 0057, 0062): types of
+    one length from PLAN_MIN_DAYS days; types of several lengths where the real master has
+    PLAN_MIN_MASTER_ROWS rows and every merged row is priced exactly."""
+    merged = merge_types(problem, packed.arrays)
+    if merged is None:
+        return None
+    if merged.problem.n_shifts == 1:
+        return merged if problem.n_days >= PLAN_MIN_DAYS else None
+    master = problem.n_days * problem.n_shifts + problem.n_employees
+    if master < PLAN_MIN_MASTER_ROWS or largest_minutes_table(merged.problem) > EXACT_TABLE:
+        return None
+    return merged
 
 
 def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
@@ -478,7 +507,8 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     once, the merged problem's solve for a plan (its root unpaced for PLAN_ROOT_SHARE of that
     leg, decision 0060), then the real solve with every day the plan has off pinned for
     PLAN_OFF_SHARE of the rest, and from that roster with only the plan's free weekends
-    pinned for the time left (decision 0061); a pinned leg that proves its roster optimal
+    pinned for the time left (decision 0061; a plan of several lengths pins nothing in that
+    last stage, decision 0062); a pinned leg that proves its roster optimal
     early hands the rest to the real problem, unpinned, from the best roster (0057). The best
     real roster wins. The guided legs' bounds are the pinned problems', not this one's; the
     first leg's is kept, or the merged problem's plus its offset, a relaxation's, when that is
@@ -517,12 +547,16 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         # them: then the rest of the time is an ordinary solve
         stages: list[tuple[Problem, float]] = [(problem, 1.0)]
         if not _score_packed(plain, plan.roster)[0]:
-            weekend = packed.arrays["weekend"]
+            # a plan on the types merged by length keeps the minutes but not each type's
+            # cover: its free weekends kept to the end left 13 a short slot or two more
+            # than the walk unpinned from the first stage's roster (decision 0062)
+            last = problem if merged.problem.n_shifts > 1 else dataclasses.replace(
+                problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"],
+                                               problem.pin))
             stages = [
                 (dataclasses.replace(problem, pin=off_day_pins(plan.roster, problem.pin)),
                  PLAN_OFF_SHARE),
-                (dataclasses.replace(
-                    problem, pin=free_weekend_pins(plan.roster, weekend, problem.pin)), 1.0),
+                (last, 1.0),
             ]
         start = None
         while stages and going():

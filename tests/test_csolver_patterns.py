@@ -1,4 +1,4 @@
-"""The weekend plan drawn on the shift types merged (csolver/patterns.py, decision 0057)."""
+"""The plan drawn on the shift types merged (csolver/patterns.py, decisions 0057, 0061, 0062)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import pytest
 
 import csolver
 from csolver import _Packed
-from csolver.patterns import free_weekend_pins, merge_types, off_day_pins
+from csolver.patterns import (
+    EXACT_TABLE,
+    free_weekend_pins,
+    largest_minutes_table,
+    merge_types,
+    off_day_pins,
+)
 from shared.roster.compiled import FREE, Problem
 from shared.roster.evaluator import evaluate
 from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl
@@ -28,30 +34,69 @@ def _days_worked(roster: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(roster) >= 0, 0, -1).astype(np.int32)
 
 
-def test_types_of_different_lengths_or_a_single_type_are_not_merged() -> None:
-    assert merge_types(instance(24), _Packed(instance(24)).arrays) is None  # 480, 600, 720
+def test_types_are_merged_by_length_and_nothing_is_merged_without_two_of_one() -> None:
     assert merge_types(instance(1), _Packed(instance(1)).arrays) is None  # one type
+    three = dataclasses.replace(random_problem(np.random.default_rng(0), 4, 14, 3),
+                                length=np.array([480, 600, 720], np.int32))
+    assert merge_types(three, _Packed(three).arrays) is None  # one type of each length
     m = _merged(instance(22))
     assert m.n_shifts == 1 and m.n_days == 364
     assert np.array_equal(np.asarray(m.cover_req)[:, 0],
                           np.asarray(instance(22).cover_req).sum(axis=1))
+    p = instance(24)
+    m = _merged(p)
+    assert m.shift_ids == ("on480", "on600", "on720")
+    assert list(m.length) == [480, 600, 720]
+    for k, minutes in enumerate((480, 600, 720)):
+        assert np.array_equal(np.asarray(m.cover_req)[:, k],
+                              np.asarray(p.cover_req)[:, np.asarray(p.length) == minutes]
+                              .sum(axis=1))
+
+
+def _image(p: Problem, roster: np.ndarray) -> np.ndarray:
+    """A real roster on the types merged by length: each shift as its length's type."""
+    group = np.unique(np.asarray(p.length), return_inverse=True)[1]
+    return np.where(roster >= 0, group[np.maximum(roster, 0)], -1).astype(np.int32)
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_a_merged_roster_never_costs_more_than_a_real_one_with_the_same_days(seed: int) -> None:
-    """The merged problem is a relaxation: any real roster, its types summed out, costs no
-    more in requests and cover there, and a real roster that keeps every rule keeps every
-    merged rule. Random problems with every rule and several requests per cell."""
+@pytest.mark.parametrize("lengths", [(480, 480, 480), (480, 600, 480, 720, 600)])
+@pytest.mark.parametrize("cover", [True, False])
+def test_a_merged_roster_never_costs_more_than_a_real_one_with_the_same_days(
+        seed: int, lengths: tuple[int, ...], cover: bool) -> None:
+    """The merged problem is a relaxation: any real roster, each shift as its length's type,
+    costs no more there, plus the offset, than in requests and cover, and a real roster that
+    keeps every rule keeps every merged rule. Random problems with every rule and several
+    requests per cell, the types of one length or of three; without cover, the requests'
+    encoding alone is compared (a request to work that every dearer value paid in full cost
+    the merged roster more than the real one)."""
     rng = np.random.default_rng(seed)
-    base = random_problem(rng, 6, 21, 3)
-    p = dataclasses.replace(base, length=np.full(3, 480, np.int32))
-    m = _merged(p)
+    base = random_problem(rng, 6, 21, len(lengths))
+    p = dataclasses.replace(base, length=np.array(lengths, np.int32))
+    if not cover:
+        p = dataclasses.replace(p, cover_req=np.zeros_like(p.cover_req),
+                                cover_over=np.zeros_like(p.cover_over))
+    merged = merge_types(p, _Packed(p).arrays)
+    assert merged is not None
     for _ in range(20):
         r = random_roster(p, rng)
         real_hard, real_pen = csolver.score(p, r)
-        hard, pen = csolver.score(m, _days_worked(r))
-        assert pen <= real_pen
+        hard, pen = csolver.score(merged.problem, _image(p, r))
+        assert pen + merged.offset <= real_pen
         assert real_hard > 0 or hard == 0
+
+
+def test_a_plan_is_drawn_where_it_pays() -> None:
+    """Types of one length from 84 days (18, 20, 22; not 17's 56), types of several lengths
+    where the real master is large and the merged rows are priced exactly (13's 624 rows; not
+    15's 297, nor 24, whose merged year is priced by the quick search), never at 28 days of one
+    length (12). Decisions 0057 and 0062."""
+    planned = {i: csolver._plan_problem(instance(i), _Packed(instance(i)))
+               for i in (12, 13, 15, 17, 18, 20, 22, 24)}
+    assert {i for i, m in planned.items() if m is not None} == {13, 18, 20, 22}
+    thirteen = planned[13]
+    assert thirteen is not None and thirteen.problem.shift_ids == ("on480", "on600", "on720")
+    assert largest_minutes_table(_merged(instance(24))) > EXACT_TABLE
 
 
 def test_a_rule_abiding_roster_of_a_long_instance_keeps_the_merged_rules() -> None:
@@ -113,23 +158,26 @@ def test_a_leg_that_goes_on_from_a_roster_returns_one_no_worse() -> None:
     assert leg(np.asarray(good, np.int32)) <= good_penalty < leg(None)
 
 
-def _planned(monkeypatch: pytest.MonkeyPatch) -> Problem:
-    """Instance 22 with a few cells pinned by the user, planned at any limit."""
+def _planned(monkeypatch: pytest.MonkeyPatch, number: int = 22) -> Problem:
+    """An instance with a few cells pinned by the user, planned at any limit."""
     monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
-    p = instance(22)
+    p = instance(number)
     pin = np.full((p.n_employees, p.n_days), FREE, np.int32)
     pin[0, 5:7] = -1  # a weekend off
-    pin[3, 100] = 4  # a shift on a weekday
+    day = 10 if not p.day_off[3, 10] else 11
+    pin[3, day] = int(np.flatnonzero(np.asarray(p.max_shifts)[3] > 0)[-1])  # a weekday's shift
     return dataclasses.replace(p, pin=pin)
 
 
+@pytest.mark.parametrize("number", [22, 13])
 def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, number: int) -> None:
     """Its legs solve two problems; the progress a caller polls and the result must both be
     the real problem's: the merged problem's penalties (a few thousand lower on 22) never
     show, and the best the progress shows never rises. While it stands still for the plan,
-    the progress says so: the step is the plan's, then the planned walk's, then none."""
-    p = _planned(monkeypatch)
+    the progress says so: the step is the plan's, then the planned walk's, then none. On 22
+    the types have one length, on 13 three (merged by length)."""
+    p = _planned(monkeypatch, number)
     control = SolveControl()
     seen: list[int] = []
     steps: list[str] = []

@@ -39,7 +39,7 @@ PHASE_NAMES = {
 STEPS = {
     STEP_PLAN: ("Weekend plan", "the weekends planned on the shift types merged"),
     STEP_PLANNED: ("Planned weekends",
-                   "the roster walked on the plan's days off, then its free weekends kept"),
+                   "the roster walked on the plan's days off and free weekends"),
     STEP_WEEKEND_MIP: ("Weekend MIP", "the weekend days re-planned exactly"),
 }
 STEP_LABELS = frozenset(label for label, _ in STEPS.values())
