@@ -139,12 +139,14 @@ def merge_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]]) -> Merged
     return Merged(merged, int(low.sum()))
 
 
-def largest_minutes_table(problem: Problem) -> int:
+def largest_minutes_table(problem: Problem, values: int | None = None) -> int:
     """Entries of the largest of the employees' minutes tables (days x values x minute units,
-    the unit the gcd of the lengths the employee may work), counted as row_dp.c counts them."""
+    the unit the gcd of the lengths the employee may work), counted as row_dp.c's row_table
+    counts them, with `values` a day (None: the types and off)."""
     length = np.asarray(problem.length, np.int64)
     may = np.asarray(problem.max_shifts) > 0
-    d, s = problem.n_days, problem.n_shifts
+    d = problem.n_days
+    per_day = problem.n_shifts + 1 if values is None else values
     largest = 0
     for e in range(problem.n_employees):
         lengths = length[may[e]]
@@ -152,7 +154,7 @@ def largest_minutes_table(problem: Problem) -> int:
             continue
         unit = int(np.gcd.reduce(lengths))
         units = min(int(problem.max_minutes[e]) // unit, d * (int(lengths.max()) // unit))
-        largest = max(largest, d * (s + 1) * (units + 1))
+        largest = max(largest, d * per_day * (units + 1))
     return largest
 
 
