@@ -36,14 +36,7 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
 from csolver.exact_region import Region, weekend_cells
-from csolver.patterns import (
-    EXACT_TABLE,
-    Merged,
-    free_weekend_pins,
-    largest_minutes_table,
-    merge_types,
-    off_day_pins,
-)
+from csolver.patterns import Merged, free_weekend_pins, merge_types, off_day_pins
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import (
     STEP_PLAN,
@@ -122,12 +115,14 @@ SECOND_LEG_SECONDS = 0.05
 PLAN_MIN_SECONDS = 20.0
 PLAN_MIN_DAYS = 84
 # Types of several lengths are planned on one merged type per length (the minutes stay exact)
-# from this many rows of the real master (days x types + employees), where its root does not
-# fit the minute on one core (Instance 13's 624 take 38-45 s; 15's 297 converge in 10 s and
-# its own dive beats the plan's), and only when the merged rows are priced exactly (24's
-# merged year is not: its root got nowhere and the plan lost 11 %). 13 at 60 s, seeds 1-6:
-# 1 489 -> 1 424 (gap 10.5 % -> 5.7 %); 15 planned lost, 3 885 -> 3 946 (decision 0062).
+# up to PLAN_SEVERAL_MAX_DAYS days, from PLAN_MIN_MASTER_ROWS rows of the real master (days x
+# types + employees), where its root does not fit the minute on one core (Instance 13's 624
+# take 38-45 s; 15's 297 converge in 10 s and its own dive beats the plan's). 13 at 60 s,
+# seeds 1-6: 1 489 -> 1 424 (gap 10.5 % -> 5.7 %). On Instance 24 cut to its first 56, 91 and
+# 182 days the plan lost 1 %, 12 % and 16 %; on the whole year 11 %; 15 planned lost 1.6 %
+# (decision 0062).
 PLAN_MIN_MASTER_ROWS = 500
+PLAN_SEVERAL_MAX_DAYS = 28
 PLAN_FIRST_SECONDS = 1.0
 PLAN_SHARE = 1 / 3
 # The plan's column phase runs its root unpaced for this share of the plan's time (paced, it
@@ -348,16 +343,14 @@ def solve_generetic(
 
 def _plan_problem(problem: Problem, packed: _Packed) -> Merged | None:
     """The merged problem a plan is drawn on, when one pays (decisions 0057, 0062): types of
-    one length from PLAN_MIN_DAYS days; types of several lengths where the real master has
-    PLAN_MIN_MASTER_ROWS rows and every merged row is priced exactly (a merged row has the
-    real row's minute units, one value a length). The sizes are checked before anything is
-    merged: merging 24 takes a tenth of a second."""
-    lengths = np.unique(np.asarray(problem.length))
-    if lengths.size == 1:
+    one length from PLAN_MIN_DAYS days; types of several lengths up to PLAN_SEVERAL_MAX_DAYS
+    days where the real master has PLAN_MIN_MASTER_ROWS rows. The sizes are checked before
+    anything is merged: merging 24 takes a tenth of a second."""
+    if np.unique(np.asarray(problem.length)).size == 1:
         if problem.n_days < PLAN_MIN_DAYS:
             return None
-    elif (problem.n_days * problem.n_shifts + problem.n_employees < PLAN_MIN_MASTER_ROWS
-          or largest_minutes_table(problem, values=lengths.size + 1) > EXACT_TABLE):
+    elif (problem.n_days > PLAN_SEVERAL_MAX_DAYS
+          or problem.n_days * problem.n_shifts + problem.n_employees < PLAN_MIN_MASTER_ROWS):
         return None
     return merge_types(problem, packed.arrays)
 

@@ -15,8 +15,6 @@ weekends pinned (decisions 0061, 0062).
 - `merge_types(problem, arrays)`: the merged problem and its offset, or None when no two
   types share a length. It is a relaxation: a lower bound of the merged problem plus the
   offset bounds the real one.
-- `largest_minutes_table(problem)`: the largest row table the exact row search would need,
-  against `EXACT_TABLE` (above it pricing takes the quick search).
 - `free_weekend_pins(roster, weekend, pin)`: the user's pins plus every weekend the roster
   has wholly off, pinned off.
 - `off_day_pins(roster, pin)`: the user's pins plus every day the roster has off, pinned off.
@@ -32,15 +30,11 @@ import numpy.typing as npt
 from csolver.column_generation import request_penalties
 from shared.roster.compiled import FREE, I32, Problem
 
-__all__ = ["EXACT_TABLE", "MERGED_SHIFT", "Merged", "free_weekend_pins", "largest_minutes_table",
-           "merge_types", "off_day_pins"]
+__all__ = ["MERGED_SHIFT", "Merged", "free_weekend_pins", "merge_types", "off_day_pins"]
 
 MERGED_SHIFT = "on"
 # the C solver's bound on a request weight (GR_ERR_WEIGHT)
 MAX_WEIGHT = 1 << 20
-# The exact row search's largest minutes table (EXACT_TABLE_MAX, csolver/src/row_dp.c): above
-# it pricing takes the quick search, whose rows let no root converge in seconds.
-EXACT_TABLE = 1 << 19
 
 
 def _csr(weight: npt.NDArray[np.int64]) -> tuple[I32, I32, I32]:
@@ -137,25 +131,6 @@ def merge_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]]) -> Merged
                                               pin).astype(np.int32),
     )
     return Merged(merged, int(low.sum()))
-
-
-def largest_minutes_table(problem: Problem, values: int | None = None) -> int:
-    """Entries of the largest of the employees' minutes tables (days x values x minute units,
-    the unit the gcd of the lengths the employee may work), counted as row_dp.c's row_table
-    counts them, with `values` a day (None: the types and off)."""
-    length = np.asarray(problem.length, np.int64)
-    may = np.asarray(problem.max_shifts) > 0
-    d = problem.n_days
-    per_day = problem.n_shifts + 1 if values is None else values
-    largest = 0
-    for e in range(problem.n_employees):
-        lengths = length[may[e]]
-        if lengths.size == 0:
-            continue
-        unit = int(np.gcd.reduce(lengths))
-        units = min(int(problem.max_minutes[e]) // unit, d * (int(lengths.max()) // unit))
-        largest = max(largest, d * per_day * (units + 1))
-    return largest
 
 
 def free_weekend_pins(roster: npt.ArrayLike, weekend: npt.ArrayLike,

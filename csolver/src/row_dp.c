@@ -177,8 +177,7 @@ int gr_row_window(gr_state *st, int32_t e, int32_t a, int32_t b, int32_t pin_d, 
  * for moves a window makes in a tenth of a millisecond (decision 0041). */
 #define WALK_TABLE_MAX ((int64_t)1 << 18)
 
-/* Entries of e's minutes table for the whole row: days x values x minute units (counted the
- * same way by csolver/patterns.py's largest_minutes_table, against EXACT_TABLE_MAX). */
+/* Entries of e's minutes table for the whole row: days x values x minute units. */
 static int64_t row_table(const gr_problem *p, int32_t e)
 {
     const int32_t S = p->n_shifts;
