@@ -497,12 +497,12 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
 def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit: float,
                    seed: int, control: SolveControl, population: int,
                    column_share: float) -> SolverRun:
-    """A long or large roster solved in legs (decision 0057): a short solve for a feasible roster at
-    once, the merged problem's solve for a plan (its root unpaced for PLAN_ROOT_SHARE of that
-    leg, decision 0060), then the real solve with every day the plan has off pinned for
-    PLAN_OFF_SHARE of the rest, and from that roster with only the plan's free weekends
-    pinned for the time left (decision 0061; a plan of several lengths pins nothing in that
-    last stage, decision 0062); a pinned leg that proves its roster optimal
+    """A long or large roster solved in legs (decision 0057): a short solve for a feasible
+    roster at once, the merged problem's solve for a plan (its root unpaced for
+    PLAN_ROOT_SHARE of that leg, decision 0060), then the real solve with every day the plan
+    has off pinned for PLAN_OFF_SHARE of the rest, and from that roster with only the plan's
+    free weekends pinned for the time left (decision 0061; a plan of several lengths pins
+    nothing in that last stage, decision 0062); a pinned leg that proves its roster optimal
     early hands the rest to the real problem, unpinned, from the best roster (0057). The best
     real roster wins. The guided legs' bounds are the pinned problems', not this one's; the
     first leg's is kept, or the merged problem's plus its offset, a relaxation's, when that is

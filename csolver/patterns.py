@@ -84,7 +84,7 @@ def merge_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]]) -> Merged
     cheapest = extra[:, :g].argmin(axis=1)
     others = np.where(np.arange(g)[None, :] == cheapest[:, None], np.iinfo(np.int64).max,
                       extra[:, :g])
-    asked = np.minimum(extra[:, g], others.min(axis=1)) if g > 1 else extra[:, g]
+    asked = np.minimum(extra[:, g], others.min(axis=1))
     work = np.zeros((e * d, g), np.int64)
     work[np.arange(e * d), cheapest] = asked
     on = _csr(work)
