@@ -522,6 +522,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
+    first_ms = first.time_to_first_feasible_ms
     lower_bound = first.lower_bound
     score = _score_packed(packed, final)
     plan = None
@@ -565,6 +566,10 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             close()
             runs.append(run)
             got = _score_packed(packed, run.roster)
+            if first_ms is None and run.time_to_first_feasible_ms is not None:
+                # the first leg's second found none (Instance 24 cut to 56 days): a stage's
+                # roster keeps every real rule, its pins being more
+                first_ms = at_ms + run.time_to_first_feasible_ms
             if got < score:
                 final, score = run.roster, got
                 best_ms = None if run.time_to_best_ms is None else at_ms + run.time_to_best_ms
@@ -586,7 +591,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         roster=set_pins(problem, final),
         iterations=sum(r.iterations for r in runs),
         evaluations=sum(r.evaluations for r in runs),
-        time_to_first_feasible_ms=first.time_to_first_feasible_ms,
+        time_to_first_feasible_ms=first_ms,
         time_to_best_ms=best_ms,
         cancelled=control.cancel.is_set(),
         timed_out=not control.cancel.is_set(),

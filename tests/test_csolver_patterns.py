@@ -15,7 +15,7 @@ from csolver import _Packed
 from csolver.patterns import free_weekend_pins, merge_types, off_day_pins
 from shared.roster.compiled import FREE, Problem
 from shared.roster.evaluator import evaluate
-from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl
+from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl, SolverRun
 from tests.csolver_helpers import instance, polling, random_problem, random_roster
 
 
@@ -228,6 +228,34 @@ def test_a_cancel_while_the_plan_is_drawn_returns_the_first_legs_real_roster(
     assert time.monotonic() - began < 10
     assert run.cancelled
     assert evaluate(p, run.roster).hard_violations == 0
+
+
+def test_a_planned_solve_whose_first_leg_finds_no_roster_says_when_a_later_leg_did(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first leg has a second for a feasible roster; where it finds none (Instance 24 cut
+    to 56 days did not), the first feasible roster is a later leg's, and the result says when:
+    within the solve, after the plan."""
+    monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(csolver, "PLAN_FIRST_SECONDS", 0.0)  # the first leg: no time at all
+    p = instance(18)
+    legs: list[SolverRun] = []
+    begun: list[float] = []
+    once = csolver._solve_once
+
+    def spy(*args: Any, **kwargs: Any) -> SolverRun:
+        begun.append(time.monotonic())
+        legs.append(once(*args, **kwargs))
+        return legs[-1]
+
+    monkeypatch.setattr(csolver, "_solve_once", spy)
+    began = time.monotonic()
+    run = csolver.solve_generetic(p, time_limit=6.0, seed=1, control=SolveControl())
+    elapsed_ms = (time.monotonic() - began) * 1000.0
+    assert legs[0].time_to_first_feasible_ms is None  # what this test is about
+    assert evaluate(p, run.roster).hard_violations == 0
+    assert run.time_to_first_feasible_ms is not None
+    real_ms = (begun[2] - began) * 1000.0  # the legs: the first, the plan, the real ones
+    assert real_ms <= run.time_to_first_feasible_ms <= elapsed_ms
 
 
 def test_a_planned_solves_bound_is_the_merged_problems_and_never_passes_the_optimum(
