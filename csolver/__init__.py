@@ -10,7 +10,9 @@ horizons whose types have one length, and on large rosters whose types have seve
 0062), the solve runs in legs (decisions 0057, 0061): briefly on the real problem, on the
 types merged by length (patterns.py) for a plan of days off, on the real problem with every
 day the plan has off pinned, and then the GA alone from that roster, with the plan's free
-weekends pinned when the types have one length.
+weekends pinned when the types have one length. On long horizons whose types have several
+lengths the plan is drawn on all types counted as one, and the walk on its days off starts
+from rows built on them (decision 0063).
 
 Both phases run in the calling thread with the GIL released for their heavy parts (cffi calls
 into C, HiGHS's solves), so parallel solves in parallel threads really run in parallel.
@@ -36,7 +38,14 @@ import numpy.typing as npt
 from csolver._generetic import ffi, lib
 from csolver.column_generation import GA_CELLS, GA_DAYS, PIN_FREE, solve_by_columns
 from csolver.exact_region import Region, weekend_cells
-from csolver.patterns import Merged, free_weekend_pins, merge_types, off_day_pins
+from csolver.patterns import (
+    Merged,
+    count_types,
+    free_weekend_pins,
+    merge_types,
+    off_day_pins,
+    rows_on_plan,
+)
 from shared.roster.compiled import I32, Problem, changes_as_requests, set_pins
 from shared.roster.solving import (
     STEP_PLAN,
@@ -123,6 +132,15 @@ PLAN_MIN_DAYS = 84
 # (decision 0062).
 PLAN_MIN_MASTER_ROWS = 500
 PLAN_SEVERAL_MAX_DAYS = 28
+# Types of several lengths from this many days (a year): a plan on them all counted as one
+# (`count_types`), the walk on its days off from rows built on them (decision 0063). At 60 s,
+# side by side: Instance 24 49 144 -> 48 045 (seeds 1-6, better in all six); its first 100
+# staff 23 971 -> 22 802 (seeds 1-2), its first 50 14 609 -> 14 078. Its first 182 days lost
+# with 100 staff (4 018 -> 4 132, seeds 1-2) and won with 150 (5 281 -> 5 144); 84 days x 40
+# lost (900 -> 920). From a limit of PLAN_COUNTED_MIN_SECONDS: on 24 at 20 and 30 s the plan
+# lost 17-38 % (seeds 1-2), at 45 s it won 2 %, at 120 s 3 % (seed 1).
+PLAN_COUNTED_DAYS = 364
+PLAN_COUNTED_MIN_SECONDS = 45.0
 PLAN_FIRST_SECONDS = 1.0
 PLAN_SHARE = 1 / 3
 # The plan's column phase runs its root unpaced for this share of the plan's time (paced, it
@@ -333,7 +351,7 @@ def solve_generetic(
     merged: Merged | None = None
     if (max_evaluations == 0 and column_share > 0 and not crash_for_test
             and time_limit >= PLAN_MIN_SECONDS and problem.n_weekends > 0):
-        merged = _plan_problem(problem, packed)
+        merged = _plan_problem(problem, packed, time_limit)
     if merged is not None:
         return _solve_planned(problem, packed, merged, time_limit, seed, control, population,
                               column_share)
@@ -341,16 +359,21 @@ def solve_generetic(
                        max_evaluations, column_share)
 
 
-def _plan_problem(problem: Problem, packed: _Packed) -> Merged | None:
-    """The merged problem a plan is drawn on, when one pays (decisions 0057, 0062): types of
-    one length from PLAN_MIN_DAYS days; types of several lengths up to PLAN_SEVERAL_MAX_DAYS
-    days where the real master has PLAN_MIN_MASTER_ROWS rows. The sizes are checked before
-    anything is merged: merging 24 takes a tenth of a second."""
+def _plan_problem(problem: Problem, packed: _Packed, time_limit: float) -> Merged | None:
+    """The merged problem a plan is drawn on, when one pays (decisions 0057, 0062, 0063):
+    types of one length from PLAN_MIN_DAYS days; types of several lengths up to
+    PLAN_SEVERAL_MAX_DAYS days where the real master has PLAN_MIN_MASTER_ROWS rows, and from
+    PLAN_COUNTED_DAYS days, counted as one, with `time_limit` at least
+    PLAN_COUNTED_MIN_SECONDS. The sizes are checked before anything is merged: merging 24
+    takes a tenth of a second."""
     if np.unique(np.asarray(problem.length)).size == 1:
         if problem.n_days < PLAN_MIN_DAYS:
             return None
-    elif (problem.n_days > PLAN_SEVERAL_MAX_DAYS
-          or problem.n_days * problem.n_shifts + problem.n_employees < PLAN_MIN_MASTER_ROWS):
+    elif problem.n_days > PLAN_SEVERAL_MAX_DAYS:
+        if problem.n_days < PLAN_COUNTED_DAYS or time_limit < PLAN_COUNTED_MIN_SECONDS:
+            return None
+        return count_types(problem, packed.arrays)
+    elif problem.n_days * problem.n_shifts + problem.n_employees < PLAN_MIN_MASTER_ROWS:
         return None
     return merge_types(problem, packed.arrays)
 
@@ -506,7 +529,8 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     early hands the rest to the real problem, unpinned, from the best roster (0057). The best
     real roster wins. The guided legs' bounds are the pinned problems', not this one's; the
     first leg's is kept, or the merged problem's plus its offset, a relaxation's, when that is
-    higher."""
+    higher. A plan on the types counted as one (decision 0063) gives no bound, and its first
+    stage starts from rows built on it (`rows_on_plan`)."""
     started = time.monotonic()
     end = started + time_limit
 
@@ -533,7 +557,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                    root_share=PLAN_ROOT_SHARE, pace_root=False)
         close()
         runs.append(plan)
-        if plan.lower_bound is not None and (
+        if merged.offset is not None and plan.lower_bound is not None and (
                 lower_bound is None or plan.lower_bound + merged.offset > lower_bound):
             lower_bound = control.progress.lower_bound = plan.lower_bound + merged.offset
     run = None
@@ -544,8 +568,10 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
         if not _score_packed(plain, plan.roster)[0]:
             # a plan on the types merged by length keeps the minutes but not each type's
             # cover: its free weekends kept to the end left 13 a short slot or two more
-            # than the walk unpinned from the first stage's roster (decision 0062)
-            last = problem if merged.problem.n_shifts > 1 else dataclasses.replace(
+            # than the walk unpinned from the first stage's roster (decision 0062), and on
+            # types counted as one they left 24 at 54 219 against 47 111 (decision 0063)
+            one_length = merged.problem.n_shifts == 1 and merged.offset is not None
+            last = problem if not one_length else dataclasses.replace(
                 problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"],
                                                problem.pin))
             stages = [
@@ -554,6 +580,12 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                 (last, 1.0),
             ]
         start = None
+        if merged.offset is None and len(stages) > 1:
+            # a counted plan's days off leave the greedy start broken for seconds (24: 13 s of
+            # a 20 s stage): the stage starts from rows built on them instead (decision 0063)
+            days_off = _Packed(stages[0][0])  # held: its struct points into its arrays
+            start = rows_on_plan(days_off.c, packed.arrays, days_off.arrays["pin"],
+                                 plan.roster, final, stop=lambda: not going())
         while stages and going():
             guided, share = stages.pop(0)
             if share <= 0:

@@ -10,11 +10,18 @@ several lengths, one per length, so that the minutes stay exact. That problem is
 its rows keep every rule the types do not touch (runs, rests, minutes, weekends, days off),
 so a day off it plans is one the real rows can have. The real solve then runs with every day
 the plan has off pinned, and then, when the types have one length, with only its free
-weekends pinned (decisions 0061, 0062).
+weekends pinned (decisions 0061, 0062). On a long horizon of several lengths the types merged
+by length make a master whose root gets nowhere in the minute (Instance 24); there all types
+are counted as one, the minutes read as a window of shifts (decision 0063): a plan, no longer
+a relaxation, and the walk on its days off starts from rows built on them.
 
 - `merge_types(problem, arrays)`: the merged problem and its offset, or None when no two
   types share a length. It is a relaxation: a lower bound of the merged problem plus the
   offset bounds the real one.
+- `count_types(problem, arrays)`: the problem with all its types counted as one, for a plan
+  only (its offset None: no bound).
+- `rows_on_plan(c_problem, arrays, pin, plan, fallback)`: a roster keeping every real rule,
+  row by row near the plan, under its pins.
 - `free_weekend_pins(roster, weekend, pin)`: the user's pins plus every weekend the roster
   has wholly off, pinned off.
 - `off_day_pins(roster, pin)`: the user's pins plus every day the roster has off, pinned off.
@@ -22,17 +29,29 @@ weekends pinned (decisions 0061, 0062).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from csolver._generetic import ffi, lib
 from csolver.column_generation import request_penalties
 from shared.roster.compiled import FREE, I32, Problem
 
-__all__ = ["MERGED_SHIFT", "Merged", "free_weekend_pins", "merge_types", "off_day_pins"]
+__all__ = [
+    "MERGED_SHIFT", "Merged", "count_types", "free_weekend_pins", "merge_types", "off_day_pins",
+    "rows_on_plan",
+]
 
 MERGED_SHIFT = "on"
+# count_types: the shifts an employee's window is widened by on either side (Instance 24's
+# windows are then 5-7 shifts wide)
+COUNT_SLACK = 1
+# rows_on_plan: what resting costs on a day the plan works, over the requests: above a
+# short slot's usual weight (100), so that a row follows the plan where the cover allows
+FORBIDDEN = np.iinfo(np.int64).max  # GR_FORBIDDEN
+REST_ON_PLAN = 300
 # the C solver's bound on a request weight (GR_ERR_WEIGHT)
 MAX_WEIGHT = 1 << 20
 
@@ -48,10 +67,11 @@ def _csr(weight: npt.NDArray[np.int64]) -> tuple[I32, I32, I32]:
 
 class Merged(NamedTuple):
     """The merged problem, and what every real roster pays in requests beyond its merged
-    penalty: each cell's cheaper of working and resting."""
+    penalty: each cell's cheaper of working and resting; None when the merged problem is not
+    a relaxation (`count_types`), so that its bound says nothing of the real one."""
 
     problem: Problem
-    offset: int
+    offset: int | None
 
 
 def merge_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]]) -> Merged | None:
@@ -131,6 +151,85 @@ def merge_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]]) -> Merged
                                               pin).astype(np.int32),
     )
     return Merged(merged, int(low.sum()))
+
+
+def count_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]],
+                slack: int = COUNT_SLACK) -> Merged:
+    """`problem` with all its types summed into one, for a plan only (its offset None): as
+    `merge_types` does for one length, with each employee's minutes window read as a window
+    of shifts. An employee's shift is taken to last the mean length of the types it may work,
+    weighted by how many of each the cover asks for, and the window is widened by `slack`
+    shifts either side. Not a relaxation: a real row may work more or fewer shifts than its
+    window, and its successions and minutes are the real rows' to settle
+    (`rows_on_plan`, then the walk)."""
+    length = np.asarray(arrays["length"]).astype(np.float64)
+    s = int(length.size)
+    allowed = np.asarray(arrays["max_shifts"]).reshape(problem.n_employees, s) > 0
+    asked = np.asarray(arrays["cover_req"]).reshape(problem.n_days, s).sum(axis=0)
+    weight = allowed * np.maximum(asked, 1)[None, :]
+    total = weight.sum(axis=1)
+    mean = np.where(total > 0, (weight * length[None, :]).sum(axis=1) / np.maximum(total, 1),
+                    length.mean())
+    counted = dict(arrays)
+    counted["length"] = np.ones(s, np.int32)
+    low = np.floor(np.asarray(arrays["min_minutes"]) / mean) - slack
+    high = np.ceil(np.asarray(arrays["max_minutes"]) / mean) + slack
+    counted["min_minutes"] = np.maximum(low, 0).astype(np.asarray(arrays["min_minutes"]).dtype)
+    counted["max_minutes"] = np.minimum(high, problem.n_days).astype(
+        np.asarray(arrays["max_minutes"]).dtype)
+    merged = merge_types(problem, counted)
+    assert merged is not None  # every type has the one length here
+    return Merged(merged.problem, None)
+
+
+def rows_on_plan(c_problem: Any, arrays: dict[str, npt.NDArray[Any]], pin: I32,
+                 plan: npt.ArrayLike, fallback: npt.ArrayLike,
+                 stop: Callable[[], bool] = lambda: False) -> I32:
+    """A roster that keeps every real rule, near a plan: each employee's row in turn, by the
+    quick row search (a few ms on 364 days), under its requests, the cover the rows before
+    it leave (a short slot pays its weight, an extra one its weight), `pin` (the cells it
+    fixes; the plan's days off among them) and REST_ON_PLAN for resting where the plan
+    works. A row the search cannot build is `fallback`'s (the best real roster so far: it
+    may break the plan's pins, which the walk then prices). So the planned walk starts
+    feasible, not from a greedy start that its pins leave broken for seconds (Instance 24:
+    13 s). Once `stop` says so (a cancel, the deadline: a row takes a few ms, 24's 150 about
+    a second), the rows not yet built are the fallback's."""
+    e, d = np.asarray(pin).shape
+    s = int(np.asarray(arrays["length"]).size)
+    cost = request_penalties(arrays, e, d, s).astype(np.int64)  # [E, D, S + 1]
+    pinned = np.asarray(pin) != FREE
+    fixed = np.where(np.asarray(pin) < 0, s, np.asarray(pin))  # the value a pin keeps
+    keep = np.arange(s + 1)[None, None, :] == fixed[:, :, None]
+    cost[pinned[:, :, None] & ~keep] = FORBIDDEN
+    rest = (np.asarray(plan) >= 0) & ~pinned
+    cost[:, :, s][rest] += REST_ON_PLAN
+    need = np.asarray(arrays["cover_req"]).reshape(d, s).astype(np.int64).copy()
+    under = np.asarray(arrays["cover_under"]).reshape(d, s).astype(np.int64)
+    over = np.asarray(arrays["cover_over"]).reshape(d, s).astype(np.int64)
+    table = np.zeros((e, d, s + 1), np.int64)
+    rows = np.full((e, d), -1, np.int32)
+    hard = np.full(e, -1, np.int64)
+    bound = np.zeros(e, np.int64)
+    out = np.array(fallback, dtype=np.int32, copy=True)
+    for k in range(e):
+        if stop():
+            break
+        row = cost[k]
+        free = row[:, :s] != FORBIDDEN
+        row[:, :s][free] += np.where(need > 0, -under, over)[free]
+        table[k] = row
+        code = lib.gr_price_rows_range(
+            c_problem, ffi.cast("int64_t *", ffi.from_buffer(table)),
+            ffi.cast("int32_t *", ffi.from_buffer(rows)),
+            ffi.cast("int64_t *", ffi.from_buffer(hard)),
+            ffi.cast("int64_t *", ffi.from_buffer(bound)), 0, k, 1)
+        if code != 0:
+            raise RuntimeError(f"gr_price_rows_range failed with code {code}")
+        if hard[k] != -1:
+            out[k] = rows[k]
+        worked = np.flatnonzero(out[k] >= 0)
+        need[worked, out[k, worked]] -= 1
+    return out
 
 
 def free_weekend_pins(roster: npt.ArrayLike, weekend: npt.ArrayLike,

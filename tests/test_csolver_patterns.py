@@ -12,7 +12,13 @@ import pytest
 
 import csolver
 from csolver import _Packed
-from csolver.patterns import free_weekend_pins, merge_types, off_day_pins
+from csolver.patterns import (
+    count_types,
+    free_weekend_pins,
+    merge_types,
+    off_day_pins,
+    rows_on_plan,
+)
 from shared.roster.compiled import FREE, Problem
 from shared.roster.evaluator import evaluate
 from shared.roster.solving import STEP_PLAN, STEP_PLANNED, SolveControl, SolverRun
@@ -79,7 +85,7 @@ def test_a_merged_roster_never_costs_more_than_a_real_one_with_the_same_days(
         p = dataclasses.replace(p, cover_req=np.zeros_like(p.cover_req),
                                 cover_over=np.zeros_like(p.cover_over))
     merged = merge_types(p, _Packed(p).arrays)
-    assert merged is not None
+    assert merged is not None and merged.offset is not None
     for _ in range(20):
         r = random_roster(p, rng)
         real_hard, real_pen = csolver.score(p, r)
@@ -89,14 +95,66 @@ def test_a_merged_roster_never_costs_more_than_a_real_one_with_the_same_days(
 
 
 def test_a_plan_is_drawn_where_it_pays() -> None:
-    """Types of one length from 84 days (18, 20, 22; not 17's 56, nor 12's 28), types of
-    several lengths up to 28 days where the real master is large (13's 624 rows; not 15's 297,
-    nor 24's year). Decisions 0057 and 0062."""
-    planned = {i: csolver._plan_problem(instance(i), _Packed(instance(i)))
+    """Types of one length from 84 days (18, 20, 22; not 17's 56, nor 12's 28); types of
+    several lengths up to 28 days where the real master is large (13's 624 rows; not 15's
+    297), by length, and from 364 days counted as one (24), at a limit of 45 s or more.
+    Decisions 0057, 0062 and 0063."""
+    planned = {i: csolver._plan_problem(instance(i), _Packed(instance(i)), 60.0)
                for i in (12, 13, 15, 17, 18, 20, 22, 24)}
-    assert {i for i, m in planned.items() if m is not None} == {13, 18, 20, 22}
-    thirteen = planned[13]
+    assert {i for i, m in planned.items() if m is not None} == {13, 18, 20, 22, 24}
+    assert csolver._plan_problem(instance(24), _Packed(instance(24)), 30.0) is None
+    assert csolver._plan_problem(instance(22), _Packed(instance(22)), 30.0) is not None
+    thirteen, year = planned[13], planned[24]
     assert thirteen is not None and thirteen.problem.shift_ids == ("on480", "on600", "on720")
+    assert thirteen.offset is not None  # a relaxation: its bound is the solve's
+    assert year is not None and year.problem.shift_ids == ("on",) and year.offset is None
+
+
+def test_types_of_several_lengths_are_counted_as_one_in_a_window_of_shifts() -> None:
+    """Instance 24 (lengths 480, 600 and 720): one type of one unit, the cover summed per day,
+    and each employee's minutes window read as shifts of the mean length it works, widened by
+    the slack: it holds the shifts its real window allows at that mean."""
+    p = instance(24)
+    arrays = _Packed(p).arrays
+    counted = count_types(p, arrays, slack=1).problem
+    assert counted.shift_ids == ("on",) and np.asarray(counted.length).tolist() == [1]
+    assert np.array_equal(np.asarray(counted.cover_req)[:, 0],
+                          np.asarray(p.cover_req).reshape(p.n_days, -1).sum(axis=1))
+    low, high = np.asarray(counted.min_minutes), np.asarray(counted.max_minutes)
+    assert (high - low >= 3).all() and (high - low <= 8).all()
+    shortest, longest = min(p.length), max(p.length)
+    assert (low * shortest <= np.asarray(p.min_minutes)).all()
+    assert (high * longest >= np.asarray(p.max_minutes)).all()
+    wider = count_types(p, arrays, slack=3).problem
+    assert np.array_equal(np.asarray(wider.max_minutes) - np.asarray(wider.min_minutes),
+                          np.minimum(high + 2, p.n_days) - np.maximum(low - 2, 0))
+
+
+def test_rows_on_a_plan_keep_every_rule_and_its_days_off() -> None:
+    """The planned walk's start (decision 0063): Instance 15's days off from a 1 s roster as
+    the plan, pinned. Every row keeps every real rule and every pin; an employee given every
+    day off, for whom no row keeps the minimum minutes, takes the fallback's row, and so does
+    every row once the caller says stop."""
+    p = instance(15)
+    run = csolver.solve_generetic(p, time_limit=1.0, seed=1, control=SolveControl())
+    assert evaluate(p, run.roster).hard_violations == 0
+    plan = np.asarray(run.roster)
+    pin = off_day_pins(plan, None)
+    pin[7] = -1  # no row of employee 7 rests every day
+    guided = dataclasses.replace(p, pin=pin)
+    packed = _Packed(guided)
+    rows = rows_on_plan(packed.c, _Packed(p).arrays, packed.arrays["pin"], plan, plan)
+    kept = evaluate(guided, rows)
+    broken = {m.employee for r in kept.rules if r.hard_violations for m in r.matches
+              if m.hard_violations}
+    assert broken == {p.employee_ids[7]}  # the fallback's row breaks only its pins
+    assert np.array_equal(rows[7], plan[7])
+    assert evaluate(p, rows).hard_violations == 0
+    others = np.arange(p.n_employees) != 7
+    assert (rows[others][plan[others] < 0] == -1).all()
+    stopped = rows_on_plan(packed.c, _Packed(p).arrays, packed.arrays["pin"], plan, plan,
+                           stop=lambda: True)  # a cancel: the fallback's rows, at once
+    assert np.array_equal(stopped, plan)
 
 
 @pytest.mark.parametrize("number", [18, 13])
@@ -109,7 +167,7 @@ def test_a_rule_abiding_roster_of_a_planned_instance_keeps_the_merged_rules(numb
     real = evaluate(p, run.roster)
     assert real.hard_violations == 0
     merged = merge_types(p, _Packed(p).arrays)
-    assert merged is not None
+    assert merged is not None and merged.offset is not None
     hard, pen = csolver.score(merged.problem, _image(p, np.asarray(run.roster)))
     assert hard == 0 and pen + merged.offset <= real.penalty
 
@@ -167,6 +225,7 @@ def test_a_leg_that_goes_on_from_a_roster_returns_one_no_worse() -> None:
 def _planned(monkeypatch: pytest.MonkeyPatch, number: int = 22) -> Problem:
     """An instance with a few cells pinned by the user, planned at any limit."""
     monkeypatch.setattr(csolver, "PLAN_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(csolver, "PLAN_COUNTED_MIN_SECONDS", 0.0)
     p = instance(number)
     pin = np.full((p.n_employees, p.n_days), FREE, np.int32)
     pin[0, 5:7] = -1  # a weekend off
@@ -175,7 +234,7 @@ def _planned(monkeypatch: pytest.MonkeyPatch, number: int = 22) -> Problem:
     return dataclasses.replace(p, pin=pin)
 
 
-@pytest.mark.parametrize("number", [22, 13])
+@pytest.mark.parametrize("number", [22, 13, 24])
 def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
         monkeypatch: pytest.MonkeyPatch, number: int) -> None:
     """Its legs solve two problems; the progress a caller polls and the result must both be
@@ -183,15 +242,23 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     show, and the best the progress shows never rises. While it stands still for the plan,
     the progress says so: the step is the plan's, then the planned walk's, then none. On 22
     the types have one length, and the walk keeps the plan's free weekends to the end; on 13
-    three (merged by length), and the walk's last stage keeps nothing of the plan."""
+    three (merged by length), and the walk's last stage keeps nothing of the plan; on 24 a
+    year of three lengths, counted as one, and the walk on the plan's days off starts from
+    rows built on them, which keep every real rule."""
     p = _planned(monkeypatch, number)
     kept: list[bool] = []
+    built: list[np.ndarray] = []
 
     def free_weekends(*args: Any) -> np.ndarray:
         kept.append(True)
         return free_weekend_pins(*args)
 
+    def on_plan(*args: Any, **kwargs: Any) -> np.ndarray:
+        built.append(rows_on_plan(*args, **kwargs))
+        return built[-1]
+
     monkeypatch.setattr(csolver, "free_weekend_pins", free_weekends)
+    monkeypatch.setattr(csolver, "rows_on_plan", on_plan)
     control = SolveControl()
     seen: list[int] = []
     steps: list[str] = []
@@ -216,6 +283,9 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     assert steps[:3] == ["", STEP_PLAN, STEP_PLANNED], steps
     assert control.progress.step == ""
     assert bool(kept) == (number == 22)
+    assert bool(built) == (number == 24)
+    if built:
+        assert evaluate(p, built[0]).hard_violations == 0
 
 
 def test_a_cancel_while_the_plan_is_drawn_returns_the_first_legs_real_roster(
