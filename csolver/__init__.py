@@ -138,7 +138,7 @@ PLAN_SEVERAL_MAX_DAYS = 28
 # staff 23 971 -> 22 802 (seeds 1-2), its first 50 14 609 -> 14 078. Its first 182 days lost
 # with 100 staff (4 018 -> 4 132, seeds 1-2) and won with 150 (5 281 -> 5 144); 84 days x 40
 # lost (900 -> 920). From a limit of PLAN_COUNTED_MIN_SECONDS: on 24 at 20 and 30 s the plan
-# lost 17-38 % (seeds 1-2), at 45 s it won 2 %, at 120 s 3 % (seed 1).
+# lost 10-23 % (seeds 1-2), at 45 s it won 2 %, at 120 s 3 % (seed 1).
 PLAN_COUNTED_DAYS = 364
 PLAN_COUNTED_MIN_SECONDS = 45.0
 PLAN_FIRST_SECONDS = 1.0
@@ -570,7 +570,7 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             # cover: its free weekends kept to the end left 13 a short slot or two more
             # than the walk unpinned from the first stage's roster (decision 0062), and on
             # types counted as one they left 24 at 54 219 against 47 111 (decision 0063)
-            one_length = merged.problem.n_shifts == 1 and merged.offset is not None
+            one_length = np.unique(np.asarray(problem.length)).size == 1
             last = problem if not one_length else dataclasses.replace(
                 problem, pin=free_weekend_pins(plan.roster, packed.arrays["weekend"],
                                                problem.pin))
@@ -581,11 +581,14 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             ]
         start = None
         if merged.offset is None and len(stages) > 1:
-            # a counted plan's days off leave the greedy start broken for seconds (24: 13 s of
-            # a 20 s stage): the stage starts from rows built on them instead (decision 0063)
             days_off = _Packed(stages[0][0])  # held: its struct points into its arrays
+            # a counted plan's days off leave the greedy start broken for seconds (24: 13 s of
+            # a 20 s stage): the stage starts from rows built on them instead (decision 0063),
+            # when those keep every rule of the stage (a leg from a roster expects one)
             start = rows_on_plan(days_off.c, packed.arrays, days_off.arrays["pin"],
                                  plan.roster, final, stop=lambda: not going())
+            if _score_packed(days_off, start)[0]:
+                start = None
         while stages and going():
             guided, share = stages.pop(0)
             if share <= 0:

@@ -286,6 +286,18 @@ class _Master:
         return self._barred
 
 
+def hold_pins(cost: npt.NDArray[np.int64], pin: npt.NDArray[np.int32], s: int) -> None:
+    """Forbids every value of a pinned cell but its pin in a cost table [E, D, S+1], the pins
+    [E, D] (PIN_FREE: none; -1: off)."""
+    i, day = np.nonzero(pin != PIN_FREE)
+    if i.size:
+        val = pin[i, day]
+        keep = np.where(val < 0, s, val)
+        kept = cost[i, day, keep]
+        cost[i, day, :] = FORBIDDEN
+        cost[i, day, keep] = kept
+
+
 def request_penalties(arrays: dict[str, npt.NDArray[Any]], e: int, d: int,
                       s: int) -> npt.NDArray[np.int64]:
     """[E, D, S+1] request penalty of each value in each cell (index S = off), from the CSR
@@ -414,15 +426,8 @@ class _Problem:
 
     def hold_pins(self, cost: npt.NDArray[np.int64], emps: npt.NDArray[np.intp]) -> None:
         """Forbids every value of a pinned cell but its pin in a cost table [emps, D, S+1]."""
-        if self.pin is None:
-            return
-        i, day = np.nonzero(self.pin[emps] != PIN_FREE)
-        if i.size:
-            val = self.pin[emps[i], day]
-            keep = np.where(val < 0, self.s, val)
-            kept = cost[i, day, keep]
-            cost[i, day, :] = FORBIDDEN
-            cost[i, day, keep] = kept
+        if self.pin is not None:
+            hold_pins(cost, self.pin[emps], self.s)
 
     def score(self, roster: npt.NDArray[np.int32]) -> int | None:
         hard = ffi.new("int64_t *")

@@ -21,7 +21,7 @@ a relaxation, and the walk on its days off starts from rows built on them.
 - `count_types(problem, arrays)`: the problem with all its types counted as one, for a plan
   only (its offset None: no bound).
 - `rows_on_plan(c_problem, arrays, pin, plan, fallback)`: a roster keeping every real rule,
-  row by row near the plan, under its pins.
+  row by row under the cover and the pins (a plan's days off among them), near the plan.
 - `free_weekend_pins(roster, weekend, pin)`: the user's pins plus every weekend the roster
   has wholly off, pinned off.
 - `off_day_pins(roster, pin)`: the user's pins plus every day the roster has off, pinned off.
@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from csolver._generetic import ffi, lib
-from csolver.column_generation import request_penalties
+from csolver.column_generation import FORBIDDEN, hold_pins, request_penalties
 from shared.roster.compiled import FREE, I32, Problem
 
 __all__ = [
@@ -46,11 +46,10 @@ __all__ = [
 
 MERGED_SHIFT = "on"
 # count_types: the shifts an employee's window is widened by on either side (Instance 24's
-# windows are then 5-7 shifts wide)
+# windows are then 4-5 shifts wide)
 COUNT_SLACK = 1
-# rows_on_plan: what resting costs on a day the plan works, over the requests: above a
-# short slot's usual weight (100), so that a row follows the plan where the cover allows
-FORBIDDEN = np.iinfo(np.int64).max  # GR_FORBIDDEN
+# rows_on_plan: what resting costs, over the requests, on a day the plan works: above a short
+# slot's usual weight (100), so that a row follows the plan where the cover allows
 REST_ON_PLAN = 300
 # the C solver's bound on a request weight (GR_ERR_WEIGHT)
 MAX_WEIGHT = 1 << 20
@@ -185,39 +184,36 @@ def count_types(problem: Problem, arrays: dict[str, npt.NDArray[Any]],
 def rows_on_plan(c_problem: Any, arrays: dict[str, npt.NDArray[Any]], pin: I32,
                  plan: npt.ArrayLike, fallback: npt.ArrayLike,
                  stop: Callable[[], bool] = lambda: False) -> I32:
-    """A roster that keeps every real rule, near a plan: each employee's row in turn, by the
-    quick row search (a few ms on 364 days), under its requests, the cover the rows before
-    it leave (a short slot pays its weight, an extra one its weight), `pin` (the cells it
-    fixes; the plan's days off among them) and REST_ON_PLAN for resting where the plan
-    works. A row the search cannot build is `fallback`'s (the best real roster so far: it
-    may break the plan's pins, which the walk then prices). So the planned walk starts
-    feasible, not from a greedy start that its pins leave broken for seconds (Instance 24:
-    13 s). Once `stop` says so (a cancel, the deadline: a row takes a few ms, 24's 150 about
-    a second), the rows not yet built are the fallback's."""
+    """A roster that keeps every real rule and, where it can, every pin (a plan's days off
+    among them): each employee's row in turn, by the quick row search (a few ms on 364 days),
+    under its requests, the cover the rows before it leave (a short slot pays its weight, an
+    extra one its weight), `pin` and REST_ON_PLAN for resting on a day `plan` works (a
+    cell not pinned). A row the search cannot build under the cover is
+    searched again without it, as the greedy start's rows are (row_dp.c: 25 of 24's 150);
+    one it still cannot build is `fallback`'s (the best real roster so far: it may break the
+    pins). So the walk on a plan's days off starts feasible, not from a greedy start that
+    its pins leave broken for seconds (Instance 24: 13 s). Once `stop` says so (a cancel, the
+    deadline: 24's 150 rows take about a second), the rows not yet built are the fallback's.
+
+    The greedy start builds rows so in C too (greedy_start.c), but on a large roster it
+    then walks from a slot greedy, which these pins leave broken; here the rows are all."""
     e, d = np.asarray(pin).shape
     s = int(np.asarray(arrays["length"]).size)
-    cost = request_penalties(arrays, e, d, s).astype(np.int64)  # [E, D, S + 1]
-    pinned = np.asarray(pin) != FREE
-    fixed = np.where(np.asarray(pin) < 0, s, np.asarray(pin))  # the value a pin keeps
-    keep = np.arange(s + 1)[None, None, :] == fixed[:, :, None]
-    cost[pinned[:, :, None] & ~keep] = FORBIDDEN
-    rest = (np.asarray(plan) >= 0) & ~pinned
+    cost = request_penalties(arrays, e, d, s).astype(np.int64)  # a copy: written below
+    hold_pins(cost, np.asarray(pin), s)
+    rest = (np.asarray(plan) >= 0) & (np.asarray(pin) == FREE)
     cost[:, :, s][rest] += REST_ON_PLAN
+    alone = cost.copy()
     need = np.asarray(arrays["cover_req"]).reshape(d, s).astype(np.int64).copy()
     under = np.asarray(arrays["cover_under"]).reshape(d, s).astype(np.int64)
     over = np.asarray(arrays["cover_over"]).reshape(d, s).astype(np.int64)
-    table = np.zeros((e, d, s + 1), np.int64)
     rows = np.full((e, d), -1, np.int32)
     hard = np.full(e, -1, np.int64)
     bound = np.zeros(e, np.int64)
     out = np.array(fallback, dtype=np.int32, copy=True)
-    for k in range(e):
-        if stop():
-            break
-        row = cost[k]
-        free = row[:, :s] != FORBIDDEN
-        row[:, :s][free] += np.where(need > 0, -under, over)[free]
-        table[k] = row
+
+    def search(table: npt.NDArray[np.int64], k: int) -> bool:
+        # only row k of the table is read: the other rows may hold anything
         code = lib.gr_price_rows_range(
             c_problem, ffi.cast("int64_t *", ffi.from_buffer(table)),
             ffi.cast("int32_t *", ffi.from_buffer(rows)),
@@ -225,7 +221,16 @@ def rows_on_plan(c_problem: Any, arrays: dict[str, npt.NDArray[Any]], pin: I32,
             ffi.cast("int64_t *", ffi.from_buffer(bound)), 0, k, 1)
         if code != 0:
             raise RuntimeError(f"gr_price_rows_range failed with code {code}")
-        if hard[k] != -1:
+        return bool(hard[k] != -1)
+
+    for k in range(e):
+        if stop():
+            break
+        row = cost[k]
+        free = row[:, :s] != FORBIDDEN
+        # the cover's marginal cost of one more shift in each slot, as row_dp.c prices it
+        row[:, :s][free] += np.where(need > 0, -under, over)[free]
+        if search(cost, k) or search(alone, k):
             out[k] = rows[k]
         worked = np.flatnonzero(out[k] >= 0)
         need[worked, out[k, worked]] -= 1
