@@ -187,13 +187,13 @@ def rows_on_plan(c_problem: Any, arrays: dict[str, npt.NDArray[Any]], pin: I32,
     """A roster that keeps every real rule and, where it can, every pin (a plan's days off
     among them): each employee's row in turn, by the quick row search (a few ms on 364 days),
     under its requests, the cover the rows before it leave (a short slot pays its weight, an
-    extra one its weight), `pin` and REST_ON_PLAN for resting on a day `plan` works (a
-    cell not pinned). A row the search cannot build under the cover is
-    searched again without it, as the greedy start's rows are (row_dp.c: 25 of 24's 150);
-    one it still cannot build is `fallback`'s (the best real roster so far: it may break the
-    pins). So the walk on a plan's days off starts feasible, not from a greedy start that
-    its pins leave broken for seconds (Instance 24: 13 s). Once `stop` says so (a cancel, the
-    deadline: 24's 150 rows take about a second), the rows not yet built are the fallback's.
+    extra one its weight), `pin` and REST_ON_PLAN for resting on a day `plan` works (a cell
+    not pinned). A row the search cannot build under the cover is searched again without
+    it, as the greedy start's rows are (row_dp.c: 25 of 24's 150); one it still cannot build
+    is `fallback`'s (the best real roster so far: it may break the pins). So the walk on a
+    plan's days off starts feasible, not from a greedy start that its pins leave broken for
+    seconds (Instance 24: 13 s). Once `stop` says so (a cancel, the deadline: 24's 150 rows
+    take about a second), the rows not yet built are the fallback's.
 
     The greedy start builds rows so in C too (greedy_start.c), but on a large roster it
     then walks from a slot greedy, which these pins leave broken; here the rows are all."""
