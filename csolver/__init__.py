@@ -159,6 +159,13 @@ PLAN_ROOT_SHARE = 0.5
 # first version (its second stage a bare GA run), 0.3 and 0.7 were level with a half on 22,
 # and the whole time lost on 18 (4 484, 4 577 against 4 470) (decision 0061).
 PLAN_OFF_SHARE = 0.5
+# ... and every stage after the first starts from the stage before's roster this cool: it is
+# already the solve's best, and from DIVE_START_HEAT the walk first left it (Instance 24's
+# last stage stood at its start for 7 s or more of its 18 s). Instance 13 at 60 s, seeds
+# 1-18 (7-18 side by side: 1 464 -> 1 437): 1 456 -> 1 431, the rosters of 11 short slots
+# 1 424 -> 1 404, those of 12 (decision 0058's lottery) about as often, 6 and 5 of 18; 24,
+# 22, 20 and 18 level (decision 0064).
+LATER_STAGE_HEAT = 1.5
 # What `Progress.phase` says during each phase (shared/solving/progress.py's names; this
 # package may not import that layer).
 PHASE_COLUMNS = "columns"
@@ -381,12 +388,14 @@ def _plan_problem(problem: Problem, packed: _Packed, time_limit: float) -> Merge
 def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
                 control: SolveControl, crash_for_test: bool, population: int,
                 max_evaluations: int, column_share: float, *, root_share: float | None = None,
-                pace_root: bool = True, start: npt.NDArray[np.int32] | None = None) -> SolverRun:
+                pace_root: bool = True, start: npt.NDArray[np.int32] | None = None,
+                start_heat: float = DIVE_START_HEAT) -> SolverRun:
     """solve_generetic's two phases (and the weekend MIP), its arguments checked. The root
     LP gets `root_share` of the limit (None: ROOT_SHARE); with `pace_root` False it runs for
     all of that, however slow its rounds (solve_by_columns). With `start`, a hard-feasible
-    roster, the column phase is skipped and the GA goes on from it, cool as after a good
-    dive."""
+    roster, the column phase is skipped and the GA goes on from it at `start_heat`: cool as
+    after a good dive, cooler still where the roster is already the solve's best (a planned
+    solve's later stages, decision 0064)."""
     started = time.monotonic()
     best = _Best(started)
     given = None if start is None else np.ascontiguousarray(start, dtype=np.int32)
@@ -445,7 +454,7 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
         cfg.max_evaluations = max_evaluations
         first = _start_of(problem, packed) if start is None else given
         if start is not None:
-            cfg.start_heat = DIVE_START_HEAT
+            cfg.start_heat = start_heat
         if first is None and outcome is not None and outcome.dived and best.roster is not None:
             # the GA goes on from the dives' best roster rather than from a greedy start
             first = np.ascontiguousarray(best.roster, dtype=np.int32)
@@ -539,10 +548,11 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
 
     def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
             root_share: float | None = None, pace_root: bool = True,
-            start: npt.NDArray[np.int32] | None = None) -> SolverRun:
+            start: npt.NDArray[np.int32] | None = None, start_heat: float = DIVE_START_HEAT,
+            ) -> SolverRun:
         return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
                            column_share, root_share=root_share, pace_root=pace_root,
-                           start=start)
+                           start=start, start_heat=start_heat)
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
@@ -589,6 +599,10 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
                                  plan.roster, final, stop=lambda: not going())
             if _score_packed(days_off, start)[0]:
                 start = None
+        # rows built on a plan are no good roster yet (24: about 360 000, nearly all of it
+        # cover), so the first stage walks from them as from a dive's; each later stage goes
+        # on from the solve's best, which a hotter walk first leaves (decision 0064)
+        heat = DIVE_START_HEAT
         while stages and going():
             guided, share = stages.pop(0)
             if share <= 0:
@@ -597,7 +611,8 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
                                   real=True)
             run = leg(guided, _Packed(guided), share * (end - time.monotonic()), relay,
-                      start=start)
+                      start=start, start_heat=heat)
+            heat = LATER_STAGE_HEAT
             close()
             runs.append(run)
             got = _score_packed(packed, run.roster)

@@ -283,8 +283,23 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
         built.append(rows_on_plan(*args, **kwargs))
         return built[-1]
 
+    heats: list[tuple[bool, float]] = []  # each leg's: given a roster, its start heat
+    walks: list[float] = []  # the start heat each walk from a given roster got
+    once, run_ga = csolver._solve_once, csolver._run_ga
+
+    def leg(*args: Any, **kwargs: Any) -> SolverRun:
+        heats.append((kwargs.get("start") is not None, kwargs.get("start_heat", -1.0)))
+        return once(*args, **kwargs)
+
+    def walk(packed: Any, cfg: Any, *args: Any) -> int:
+        if cfg.start != csolver.ffi.NULL:
+            walks.append(float(cfg.start_heat))
+        return run_ga(packed, cfg, *args)
+
     monkeypatch.setattr(csolver, "free_weekend_pins", free_weekends)
     monkeypatch.setattr(csolver, "rows_on_plan", on_plan)
+    monkeypatch.setattr(csolver, "_solve_once", leg)
+    monkeypatch.setattr(csolver, "_run_ga", walk)
     control = SolveControl()
     seen: list[int] = []
     steps: list[str] = []
@@ -315,6 +330,13 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     assert control.progress.step == ""
     assert bool(kept) == (number == 22)
     assert bool(built) == (number == 24)
+    # the legs: the first, the plan's, the real stages; each stage after the first goes on
+    # from the one before's roster, cooler than the first (decision 0064)
+    assert len(heats) >= 4, heats
+    assert heats[2][1] == csolver.DIVE_START_HEAT
+    assert {heat for _, heat in heats[3:]} == {csolver.LATER_STAGE_HEAT}
+    if any(given for given, _ in heats[3:]):  # a stage before kept every rule: the walk
+        assert csolver.LATER_STAGE_HEAT in walks, walks
     if built:
         assert evaluate(p, built[0]).hard_violations == 0
         # a plan on the types counted as one is no relaxation: no bound (nor does 24's first
