@@ -29,6 +29,14 @@ from tests.csolver_helpers import instance, polling, random_problem, random_rost
 PLAN_WALK = 100_000
 
 
+def _walked(p: Problem, seed: int) -> np.ndarray:
+    """A rule-abiding roster of `p`, the same on any machine (PLAN_WALK moves)."""
+    run = csolver.solve_generetic(p, time_limit=60.0, seed=seed, control=SolveControl(),
+                                  max_evaluations=PLAN_WALK)
+    assert evaluate(p, run.roster).hard_violations == 0
+    return np.asarray(run.roster)
+
+
 def _merged(p: Problem) -> Problem:
     m = merge_types(p, _Packed(p).arrays)
     assert m is not None
@@ -142,14 +150,7 @@ def test_rows_on_a_plan_keep_every_rule_and_its_days_off() -> None:
     given every day off, for whom no row keeps the minimum minutes, takes the fallback's row
     (another roster's), and so does every row once the caller says stop."""
     p = instance(15)
-
-    def roster(seed: int) -> np.ndarray:
-        run = csolver.solve_generetic(p, time_limit=60.0, seed=seed, control=SolveControl(),
-                                      max_evaluations=PLAN_WALK)
-        assert evaluate(p, run.roster).hard_violations == 0
-        return np.asarray(run.roster)
-
-    plan, fallback = roster(1), roster(2)
+    plan, fallback = _walked(p, 1), _walked(p, 2)
     assert not np.array_equal(plan[7], fallback[7])
     pin = off_day_pins(plan, None)
     pin[7] = -1  # no row of employee 7 rests every day
@@ -178,9 +179,7 @@ def test_rows_on_a_plan_work_the_days_it_works(monkeypatch: pytest.MonkeyPatch,
     cover (68 %), and the check fails."""
     monkeypatch.setattr(patterns, "REST_ON_PLAN", rest_on_plan)
     p = instance(15)
-    plan, fallback = (np.asarray(csolver.solve_generetic(
-        p, time_limit=60.0, seed=seed, control=SolveControl(), max_evaluations=PLAN_WALK,
-    ).roster) for seed in (1, 2))
+    plan, fallback = _walked(p, 1), _walked(p, 2)
     packed = _Packed(p)
     free = np.full(plan.shape, FREE, np.int32)
     rows = rows_on_plan(packed.c, packed.arrays, free, plan, fallback)
