@@ -217,6 +217,15 @@ def make_plan(n: int, rng: random.Random) -> Plan:
     return plan
 
 
+def _last_lines(stacktrace: str) -> list[str]:
+    """The error line of each failed attempt BullMQ kept (a JSON list of tracebacks)."""
+    try:
+        stacks = json.loads(stacktrace)
+    except ValueError:
+        return [stacktrace[-200:]]
+    return [str(t).strip().splitlines()[-1] if str(t).strip() else "?" for t in stacks or []]
+
+
 def retrying(what: str, fn: Callable[[], T], timeout: float = 60.0) -> T:
     """Like any producer or operator tool: Redis may be restarting or failing over, try again."""
     deadline = time.monotonic() + timeout
@@ -651,6 +660,7 @@ class Chaos:
                 finals[f["jobId"]] += 1
             stalled += f.get("event") == "stalled"
         mismatched, retried = [], []
+        why: dict[str, list[str]] = {}
         for j in sorted(self.bulled):
             job = self.redis.hgetall(self._bull_key(j))
             end = ends.get(j, [{}])[0]
@@ -663,6 +673,7 @@ class Chaos:
                 )
                 if int(job.get("atm") or job.get("attemptsMade") or 0) != 1:
                     retried.append(j)
+                    why[j] = _last_lines(job.get("stacktrace", "[]"))
             if not ok:
                 mismatched.append(j)
         counts = {
@@ -678,6 +689,7 @@ class Chaos:
             "duplicates": sorted(j for j, n in finals.items() if n > 1),
             "mismatched": mismatched,
             "retried": retried,
+            "why": why,
             "stalled": stalled,
             "counts": counts,
         }
@@ -900,6 +912,8 @@ class Chaos:
             for key in ("unfinished", "duplicates", "mismatched", "retried"):
                 if bull[key]:
                     violations.append(f"bullmq {key} {bull[key][:10]}")
+            for j, errors in bull["why"].items():
+                lines.append(f"bullmq: {j}'s failed attempts: {errors}")
             if c["wait"] + c["active"] + c["delayed"] + c["prioritized"] + c["paused"]:
                 violations.append(f"bullmq jobs left {c}")
         print("\n".join(lines))

@@ -483,3 +483,62 @@ def test_notifier_guard_holds_the_terminal_event_id(bridged: Stack) -> None:
     ((_, fields),) = bridged.redis.xrange(bridged.names.events, min=guard, max=guard)
     assert fields == end
 
+
+
+def test_a_script_reload_that_meets_redis_gone_is_retried_not_raised_to_bullmq(
+    redis_server: Any,
+) -> None:
+    """A restarted Redis has lost the hand-over script (NOSCRIPT), and loading it again may meet
+    a connection that the restart closed. That is a lost connection like any other: the
+    hand-over retries it and gets through. Raised to BullMQ it would spend one of the job's
+    attempts (the chaos run with the bridge saw such a job fail after a BullMQ retry)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from services.bridge.bridge import Bridge, Held
+    from services.bridge.follower import Watch
+    from services.bridge.mapping import HandOver, Rules, hand_over
+    from shared.settings import Settings
+    from shared.streaming.broker import build_service
+
+    settings = Settings(
+        redis_url=redis_server.url,
+        shiftstream_prefix=f"reload{uuid.uuid4().hex[:8]}:",
+        bullmq_queues=QUEUE,
+    )
+    rules = Rules.parse(
+        settings.bullmq_queues,
+        high_max=settings.bullmq_priority_high_max,
+        low_min=settings.bullmq_priority_low_min,
+        unset=settings.bullmq_priority_unset,
+    )
+    plan = hand_over(QUEUE, "reload-1", int(time.time() * 1000), request_json(), {}, 0, rules)
+    assert isinstance(plan, HandOver)
+
+    async def scenario() -> tuple[str | None, int, list[Any]]:
+        svc = build_service("bridge", settings)
+        bridge = Bridge(svc, rules)
+        loads = 0
+        real_load = svc.redis.script_load
+
+        async def load_meeting_a_closed_connection(script: str) -> Any:
+            nonlocal loads
+            loads += 1
+            if loads == 1:
+                raise RedisConnectionError("Connection closed by server.")
+            return await real_load(script)
+
+        try:
+            await svc.redis.script_flush()  # what a restart does to the script cache
+            svc.redis.script_load = load_meeting_a_closed_connection  # type: ignore[method-assign]
+            held = Held(QUEUE, job=None, token="token", watch=Watch(plan.job_id))
+            status = await bridge._hand_over(held, plan, plan.fields)
+            entries = await svc.redis.xrange(svc.names.intake)
+            return status, loads, entries
+        finally:
+            await bridge.bull.aclose()
+            await svc.redis.aclose()
+
+    status, loads, entries = asyncio.run(scenario())
+    assert status == "new"
+    assert loads == 2  # the failed load, then the one that got through
+    assert [f[b"job_id"] for _, f in entries] == [b"reload-1"]

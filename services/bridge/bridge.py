@@ -323,9 +323,11 @@ class Bridge:
         delay = 0.1
         while True:
             try:
-                return await self._try_hand_over(held, plan, fields)
-            except NoScriptError:
-                await self._load()
+                try:
+                    return await self._try_hand_over(held, plan, fields)
+                except NoScriptError:  # a restarted Redis: loading it again may meet it down
+                    await self._load()
+                    continue
             except TRANSIENT as err:
                 if self.closing:
                     return None
