@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.roster.compiled import FREE, I32, Problem, compile_request, weekend_index
-from shared.roster.curtois import bench_dir, load_curtois
+from shared.roster.curtois import bench_dir, load_curtois, parse_curtois
 
 BENCH = bench_dir()
 
@@ -41,6 +41,58 @@ def polling(look: Callable[[], object], every: float = 0.05) -> Iterator[None]:
 @functools.cache
 def instance(i: int) -> Problem:
     return compile_request(load_curtois(Path(BENCH) / f"Instance{i}.txt"))
+
+
+@functools.cache
+def cut_instance(i: int, days: int, staff: int) -> Problem:
+    """Instance i cut to its first `days` days and `staff` employees: each employee's limits
+    (shifts per type, minimum and maximum minutes, weekends) scaled to the shorter horizon,
+    the cover to the smaller staff. Scaling both minute limits narrows their window: Instance
+    24 to 84 days x 40 staff leaves 166 minutes, less than one shift."""
+    lines = (Path(BENCH) / f"Instance{i}.txt").read_text().splitlines()
+    section, out = "", []
+    horizon = int(next(x for x in lines[lines.index("SECTION_HORIZON") + 1:]
+                        if x.strip() and not x.startswith("#")))
+    everyone = sum(1 for x in lines[lines.index("SECTION_STAFF") + 1:lines.index(
+        "SECTION_DAYS_OFF")] if x.strip() and not x.startswith("#"))
+    time_share, staff_share = days / horizon, staff / everyone
+    kept: set[str] = set()
+
+    def scaled(v: str, share: float) -> str:
+        return str(round(int(v) * share))
+
+    for line in lines:
+        f = line.split(",")
+        if line.startswith("SECTION_"):
+            section = line
+        elif not line.strip() or line.startswith("#"):
+            pass
+        elif section == "SECTION_HORIZON":
+            line = str(days)
+        elif section == "SECTION_STAFF":
+            if len(kept) == staff:
+                continue
+            kept.add(f[0])
+            f[1] = "|".join(f"{t}={min(days, int(scaled(n, time_share)))}"
+                            for t, n in (kv.split("=") for kv in f[1].split("|")))
+            f[2], f[3] = scaled(f[2], time_share), scaled(f[3], time_share)
+            f[7] = str(max(1, int(scaled(f[7], time_share))))
+            line = ",".join(f)
+        elif section == "SECTION_DAYS_OFF":
+            off = [x for x in f[1:] if int(x) < days]
+            if f[0] not in kept or not off:
+                continue
+            line = ",".join([f[0], *off])
+        elif section in ("SECTION_SHIFT_ON_REQUESTS", "SECTION_SHIFT_OFF_REQUESTS"):
+            if f[0] not in kept or int(f[1]) >= days:
+                continue
+        elif section == "SECTION_COVER":
+            if int(f[0]) >= days:
+                continue
+            f[2] = scaled(f[2], staff_share)
+            line = ",".join(f)
+        out.append(line)
+    return compile_request(parse_curtois("\n".join(out) + "\n", f"Instance{i}-{days}x{staff}"))
 
 
 def random_roster(p: Problem, rng: np.random.Generator, off_share: float = 0.4) -> I32:

@@ -4,6 +4,7 @@ we know, its bound is a bound, and in `solve_generetic` it proves, cancels and r
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from shared.roster.compiled import Problem, compile_request
 from shared.roster.evaluator import evaluate
 from shared.roster.generator import generate
 from shared.roster.solving import SolveControl
-from tests.csolver_helpers import instance
+from tests.csolver_helpers import cut_instance, instance
 
 OPTIMUM = {1: 607, 2: 828, 3: 1001, 4: 1716, 5: 1143, 6: 1950, 7: 1056, 8: 1300}
 
@@ -506,3 +507,33 @@ def test_pricing_at_a_roots_prices_finds_the_rows_that_price_out() -> None:
         one = start.copy()
         one[emp] = rows[emp]
         assert evaluate(p, one).hard_violations == 0, emp
+
+
+def test_a_round_0_that_leaves_an_employee_without_a_row_still_gives_a_roster_at_once() -> None:
+    """Where the row search finds no row for an employee within its label cap (a minutes window
+    narrower than one shift), a short walk gives the first roster, so a solve of 60 s cancelled
+    after 1.5 s returns a hard-feasible roster (here round 0 and the walk take about 0.3 s).
+    Before decision 0065 it broke 40 hard rules: the first came from the root's dives, 7.5 s
+    in."""
+    p = cut_instance(24, 84, 40)
+    packed = _Packed(p)
+    rescued: list[np.ndarray | None] = []
+
+    def rescue() -> np.ndarray | None:
+        rescued.append(csolver._rescue_walk(p, packed, 1, 0, SolveControl()))
+        return rescued[-1]
+
+    now = time.monotonic()
+    solve_by_columns(packed.c, packed.arrays, packed.shape, deadline=now + 60,
+                     root_deadline=now + 60, stop=lambda: bool(rescued),
+                     offer=lambda roster, penalty: None, rescue=rescue)
+    assert rescued, "the premise: round 0 leaves an employee of the cut without a row"
+    walked = rescued[0]
+    assert walked is not None and evaluate(p, walked).hard_violations == 0
+
+    control = SolveControl()
+    threading.Timer(1.5, control.cancel.set).start()
+    run = csolver.solve_generetic(p, time_limit=60, seed=1, control=control)
+    assert run.cancelled
+    assert evaluate(p, run.roster).hard_violations == 0
+    assert run.time_to_first_feasible_ms is not None
