@@ -705,30 +705,32 @@ def _second_leg(packed: _Packed, start: npt.NDArray[np.int32], deadline: float, 
                 ) -> npt.NDArray[np.int32] | None:
     """The GA again until `deadline`, its first individual annealed from `start` at
     DIVE_START_HEAT under another seed; its best roster when that keeps every hard rule."""
-    cfg = ffi.new("gr_config *")
-    cfg.time_limit = max(deadline - time.monotonic(), 1e-3)
-    cfg.seed = (seed + 1) % 2**64
-    cfg.population = population
-    cfg.start_heat = DIVE_START_HEAT
-    first = np.ascontiguousarray(start, dtype=np.int32)
-    cfg.start = ffi.cast("int32_t *", ffi.from_buffer(first))
-    roster = np.full(packed.shape, -1, dtype=np.int32)
-    _check(_run_ga(packed, cfg, prog, roster, control))
-    return roster if int(prog.best_hard) == 0 else None
+    return _walk(packed, max(deadline - time.monotonic(), 1e-3), (seed + 1) % 2**64,
+                 population, prog, control, start=start, start_heat=DIVE_START_HEAT)
 
 
 def _rescue_walk(problem: Problem, packed: _Packed, seed: int, population: int,
                  control: SolveControl) -> npt.NDArray[np.int32] | None:
     """A first roster from a walk of RESCUE_SECONDS, for a column phase whose round 0 left an
     employee without a row (decision 0065); None when the walk found no hard-feasible one."""
+    return _walk(packed, RESCUE_SECONDS, seed, population, _new_progress(), control,
+                 start=_start_of(problem, packed))
+
+
+def _walk(packed: _Packed, seconds: float, seed: int, population: int, prog: Any,
+          control: SolveControl, *, start: npt.NDArray[np.int32] | None = None,
+          start_heat: float | None = None) -> npt.NDArray[np.int32] | None:
+    """A GA run of `seconds` (from `start` at `start_heat` when given, C's defaults when not),
+    its progress in `prog`; its best roster when that keeps every hard rule, else None."""
     cfg = ffi.new("gr_config *")
-    cfg.time_limit = RESCUE_SECONDS
+    cfg.time_limit = seconds
     cfg.seed = seed
     cfg.population = population
-    first = _start_of(problem, packed)
-    if first is not None:
+    if start_heat is not None:
+        cfg.start_heat = start_heat
+    if start is not None:
+        first = np.ascontiguousarray(start, dtype=np.int32)
         cfg.start = ffi.cast("int32_t *", ffi.from_buffer(first))
-    prog = _new_progress()
     roster = np.full(packed.shape, -1, dtype=np.int32)
     _check(_run_ga(packed, cfg, prog, roster, control))
     return roster if int(prog.best_hard) == 0 else None

@@ -58,8 +58,8 @@ def cut_instance(i: int, days: int, staff: int) -> Problem:
     time_share, staff_share = days / horizon, staff / everyone
     kept: set[str] = set()
 
-    def scaled(v: str, share: float) -> str:
-        return str(round(int(v) * share))
+    def scaled(v: str, share: float) -> int:
+        return round(int(v) * share)
 
     for line in lines:
         f = line.split(",")
@@ -73,10 +73,10 @@ def cut_instance(i: int, days: int, staff: int) -> Problem:
             if len(kept) == staff:
                 continue
             kept.add(f[0])
-            f[1] = "|".join(f"{t}={min(days, int(scaled(n, time_share)))}"
+            f[1] = "|".join(f"{t}={min(days, scaled(n, time_share))}"
                             for t, n in (kv.split("=") for kv in f[1].split("|")))
-            f[2], f[3] = scaled(f[2], time_share), scaled(f[3], time_share)
-            f[7] = str(max(1, int(scaled(f[7], time_share))))
+            f[2], f[3] = str(scaled(f[2], time_share)), str(scaled(f[3], time_share))
+            f[7] = str(max(1, scaled(f[7], time_share)))
             line = ",".join(f)
         elif section == "SECTION_DAYS_OFF":
             off = [x for x in f[1:] if int(x) < days]
@@ -89,7 +89,7 @@ def cut_instance(i: int, days: int, staff: int) -> Problem:
         elif section == "SECTION_COVER":
             if int(f[0]) >= days:
                 continue
-            f[2] = scaled(f[2], staff_share)
+            f[2] = str(scaled(f[2], staff_share))
             line = ",".join(f)
         out.append(line)
     return compile_request(parse_curtois("\n".join(out) + "\n", f"Instance{i}-{days}x{staff}"))

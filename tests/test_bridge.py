@@ -484,7 +484,6 @@ def test_notifier_guard_holds_the_terminal_event_id(bridged: Stack) -> None:
     assert fields == end
 
 
-
 def test_a_script_reload_that_meets_redis_gone_is_retried_not_raised_to_bullmq(
     redis_server: Any,
 ) -> None:

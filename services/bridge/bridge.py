@@ -327,7 +327,6 @@ class Bridge:
                     return await self._try_hand_over(held, plan, fields)
                 except NoScriptError:  # a restarted Redis: loading it again may meet it down
                     await self._load()
-                    continue
             except TRANSIENT as err:
                 if self.closing:
                     return None
