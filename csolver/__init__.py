@@ -103,7 +103,9 @@ DIVE_NEAR_LP = 1.25
 # second GA run from the best roster, which ended 15 with 36 short slots in 21 of 24 seeds
 # (main: 14 of 24). Only where the MIP has at most WEEKEND_COLUMNS workable cells x types:
 # 13 has 11 584, 20 10 075; 22's 31 077 took 22-25 s for 51 points, less than the walk gains
-# in that time.
+# in that time. A planned solve's last stage takes the share of the whole limit: in 13's 60 s
+# solve the share of the stage, 2.9 s, never solved the MIP, and the whole's, 9 s, left a
+# twelfth short slot in 1 of 16 seeds against 5 of 16 (decision 0066).
 WEEKEND_SHARE = 0.15
 WEEKEND_COLUMNS = 1 << 14
 # ... and only when that share is at least this long: in 0.15 s HiGHS found nothing on the 1 s
@@ -393,13 +395,16 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
                 control: SolveControl, crash_for_test: bool, population: int,
                 max_evaluations: int, column_share: float, *, root_share: float | None = None,
                 pace_root: bool = True, start: npt.NDArray[np.int32] | None = None,
-                start_heat: float = DIVE_START_HEAT) -> SolverRun:
+                start_heat: float = DIVE_START_HEAT, weekend_limit: float | None = None,
+                ) -> SolverRun:
     """solve_generetic's two phases (and the weekend MIP), its arguments checked. The root
     LP gets `root_share` of the limit (None: ROOT_SHARE); with `pace_root` False it runs for
     all of that, however slow its rounds (solve_by_columns). With `start`, a hard-feasible
     roster, the column phase is skipped and the GA goes on from it at `start_heat`: cool as
     after a good dive, cooler still where the roster is already the solve's best (a planned
-    solve's later stages, decision 0064)."""
+    solve's later stages, decision 0064). The weekend MIP's time is its share of
+    `weekend_limit` (None: of `time_limit`; a planned solve's last stage gives the whole
+    solve's, decision 0066)."""
     started = time.monotonic()
     best = _Best(started)
     given = None if start is None else np.ascontiguousarray(start, dtype=np.int32)
@@ -450,7 +455,8 @@ def _solve_once(problem: Problem, packed: _Packed, time_limit: float, seed: int,
     polish = 0.0
     if ga_runs:
         progress.phase = PHASE_GENETIC
-        polish = _weekend_seconds(packed, time_limit) if max_evaluations == 0 else 0.0
+        polish = 0.0 if max_evaluations else _weekend_seconds(
+            packed, time_limit if weekend_limit is None else weekend_limit)
         cfg = ffi.new("gr_config *")
         cfg.time_limit = remaining - polish if polish < remaining else remaining
         cfg.seed = seed
@@ -554,10 +560,10 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
     def leg(p: Problem, packed_p: _Packed, seconds: float, leg_control: SolveControl,
             root_share: float | None = None, pace_root: bool = True,
             start: npt.NDArray[np.int32] | None = None, start_heat: float = DIVE_START_HEAT,
-            ) -> SolverRun:
+            weekend_limit: float | None = None) -> SolverRun:
         return _solve_once(p, packed_p, seconds, seed, leg_control, False, population, 0,
                            column_share, root_share=root_share, pace_root=pace_root,
-                           start=start, start_heat=start_heat)
+                           start=start, start_heat=start_heat, weekend_limit=weekend_limit)
 
     first = leg(problem, packed, min(PLAN_FIRST_SECONDS, time_limit), control)
     runs, final, best_ms = [first], first.roster, first.time_to_best_ms
@@ -615,8 +621,10 @@ def _solve_planned(problem: Problem, packed: _Packed, merged: Merged, time_limit
             at_ms = (time.monotonic() - started) * 1000.0
             relay, close = _relay(control, runs, STEP_PLANNED if guided is not problem else "",
                                   real=True)
+            # the last stage's weekend MIP gets its share of the whole limit, not of the
+            # stage: on 13 it needs 5-8 s to take a twelfth short slot back (decision 0066)
             run = leg(guided, _Packed(guided), share * (end - time.monotonic()), relay,
-                      start=start, start_heat=heat)
+                      start=start, start_heat=heat, weekend_limit=None if stages else time_limit)
             heat = LATER_STAGE_HEAT
             close()
             runs.append(run)

@@ -275,7 +275,9 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     the types have one length, and the walk keeps the plan's free weekends to the end; on 13
     three (merged by length), and the walk's last stage keeps nothing of the plan; on 24 a
     year of three lengths, counted as one, and the walk on the plan's days off starts from
-    rows built on them, which keep every real rule."""
+    rows built on them, which keep every real rule. The weekend MIP of each leg gets its
+    share of the leg's limit, but the last stage's gets its share of the whole solve's
+    (decision 0066)."""
     p = _planned(monkeypatch, number)
     kept: list[bool] = []
     built: list[np.ndarray] = []
@@ -290,7 +292,8 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
 
     heats: list[tuple[bool, float]] = []  # each leg's: given a roster, its start heat
     walks: list[float] = []  # the start heat each walk from a given roster got
-    once, run_ga = csolver._solve_once, csolver._run_ga
+    limits: list[float] = []  # the limit each leg's weekend MIP took its share of
+    once, run_ga, weekend_seconds = csolver._solve_once, csolver._run_ga, csolver._weekend_seconds
 
     def leg(*args: Any, **kwargs: Any) -> SolverRun:
         heats.append((kwargs.get("start") is not None, kwargs.get("start_heat", -1.0)))
@@ -304,7 +307,12 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     monkeypatch.setattr(csolver, "free_weekend_pins", free_weekends)
     monkeypatch.setattr(csolver, "rows_on_plan", on_plan)
     monkeypatch.setattr(csolver, "_solve_once", leg)
+    def weekends(packed: Any, limit: float) -> float:
+        limits.append(limit)
+        return weekend_seconds(packed, limit)
+
     monkeypatch.setattr(csolver, "_run_ga", walk)
+    monkeypatch.setattr(csolver, "_weekend_seconds", weekends)
     control = SolveControl()
     seen: list[int] = []
     steps: list[str] = []
@@ -321,8 +329,8 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
 
     with polling(look):
         # a year of 150 staff: its plan's merged walk needs more than 2 s to keep its rules
-        run = csolver.solve_generetic(p, time_limit=12.0 if number == 24 else 8.0, seed=1,
-                                      control=control)
+        limit = 12.0 if number == 24 else 8.0
+        run = csolver.solve_generetic(p, time_limit=limit, seed=1, control=control)
     roster = np.asarray(run.roster)
     pinned = np.asarray(p.pin) != FREE
     assert np.array_equal(roster[pinned], np.asarray(p.pin)[pinned])
@@ -342,6 +350,7 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
     assert {heat for _, heat in heats[3:]} == {csolver.LATER_STAGE_HEAT}
     if any(given for given, _ in heats[3:]):  # a stage before kept every rule: the walk
         assert csolver.LATER_STAGE_HEAT in walks, walks
+    assert limits[-1] == limit and max(limits[:-1]) < limit, limits
     if built:
         assert evaluate(p, built[0]).hard_violations == 0
         # a plan on the types counted as one is no relaxation: no bound (nor does 24's first
