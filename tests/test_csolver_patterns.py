@@ -304,13 +304,13 @@ def test_a_planned_solve_keeps_the_users_pins_and_reports_only_real_penalties(
             walks.append(float(cfg.start_heat))
         return run_ga(packed, cfg, *args)
 
-    monkeypatch.setattr(csolver, "free_weekend_pins", free_weekends)
-    monkeypatch.setattr(csolver, "rows_on_plan", on_plan)
-    monkeypatch.setattr(csolver, "_solve_once", leg)
     def weekends(packed: Any, limit: float) -> float:
         limits.append(limit)
         return weekend_seconds(packed, limit)
 
+    monkeypatch.setattr(csolver, "free_weekend_pins", free_weekends)
+    monkeypatch.setattr(csolver, "rows_on_plan", on_plan)
+    monkeypatch.setattr(csolver, "_solve_once", leg)
     monkeypatch.setattr(csolver, "_run_ga", walk)
     monkeypatch.setattr(csolver, "_weekend_seconds", weekends)
     control = SolveControl()
